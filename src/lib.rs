@@ -1,0 +1,1 @@
+//! liteconnect: a Kafka Connect worker for one machine, with all of its state in one SQLite file.
