@@ -1,1 +1,217 @@
-fn main() {}
+//! The `liteconnect` binary: parses the command line, sets up logging, binds the listener, catches
+//! signals, and hands over to the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use liteconnect::config::properties::parse_properties;
+use liteconnect::config::worker::WorkerConfig;
+use liteconnect::{connector_file, RunError, StartupConnector};
+
+/// Kafka's exit codes: usage errors 1, an unusable worker config 2, a connector file that fails 3.
+const EXIT_USAGE: u8 = 1;
+const EXIT_WORKER_CONFIG: u8 = 2;
+const EXIT_CONNECTOR: u8 = 3;
+
+/// A Kafka Connect worker for one machine, with all of its state in one SQLite file.
+///
+/// Starts like Kafka's connect-standalone: `liteconnect worker.properties [connector1.properties connector2.json ...]`.
+/// With no arguments it runs on its embedded defaults (config/worker.properties).
+#[derive(Debug, Parser)]
+#[command(name = "liteconnect", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    /// The worker config (Java properties), then connector files (.properties, flat JSON, or a POST /connectors body).
+    files: Vec<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the worker (the same as giving the files without a subcommand).
+    Run {
+        /// The worker config, then connector files.
+        files: Vec<PathBuf>,
+    },
+    /// Validate connector files offline, as PUT /connector-plugins/{p}/config/validate would, without a worker.
+    Validate {
+        /// Print the ConfigInfos JSON for each file instead of a readable summary.
+        #[arg(long)]
+        json: bool,
+        /// Connector files to check.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Some(Command::Validate { json, files }) => validate(json, &files),
+        Some(Command::Run { files }) => run(&files),
+        None => run(&cli.files),
+    }
+}
+
+fn load_worker_config(path: Option<&PathBuf>) -> Result<WorkerConfig, String> {
+    let Some(path) = path else {
+        return Ok(WorkerConfig::defaults());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("Cannot read the worker config '{}': {e}", path.display()))?;
+    let props = parse_properties(&text).map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
+    WorkerConfig::from_props(props.into_iter().collect()).map_err(|e| format!("Worker config '{}': {e}", path.display()))
+}
+
+fn run(files: &[PathBuf]) -> ExitCode {
+    liteconnect::logging::init();
+    let config = match load_worker_config(files.first()) {
+        Ok(c) => c,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("{message}");
+            return ExitCode::from(EXIT_WORKER_CONFIG);
+        }
+    };
+    let mut connectors: Vec<StartupConnector> = Vec::new();
+    for path in files.iter().skip(1) {
+        match connector_file::read(path) {
+            Ok(c) => {
+                if let Some(other) = connectors.iter().find(|o| o.name == c.name) {
+                    let message = format!(
+                        "Connector {} is defined by both '{}' and '{}'; each connector may come from one file only",
+                        c.name, other.source, c.source
+                    );
+                    eprintln!("{message}");
+                    return ExitCode::from(EXIT_CONNECTOR);
+                }
+                connectors.push(c);
+            }
+            Err(message) => {
+                tracing::error!("{message}");
+                eprintln!("{message}");
+                return ExitCode::from(EXIT_CONNECTOR);
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_WORKER_CONFIG);
+        }
+    };
+    runtime.block_on(serve(config, connectors))
+}
+
+async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitCode {
+    let listener_config = config.listeners[0].clone();
+    if listener_config.scheme != "http" {
+        eprintln!("Listener {}://{}:{}: only http listeners are supported in this version", listener_config.scheme, listener_config.host, listener_config.port);
+        return ExitCode::from(EXIT_WORKER_CONFIG);
+    }
+    for extra in &config.listeners[1..] {
+        tracing::warn!(listener = %extra.bind_address(), "Only the first listener is served; ignoring this one.");
+    }
+    let address = listener_config.bind_address();
+    let listener = match tokio::net::TcpListener::bind(&address).await {
+        Ok(l) => l,
+        Err(e) => {
+            let message = format!("Could not bind the REST listener {address}: {e}");
+            tracing::error!("{message}");
+            eprintln!("{message}");
+            return ExitCode::from(EXIT_WORKER_CONFIG);
+        }
+    };
+    match listener.local_addr() {
+        Ok(bound) => tracing::info!("REST server listening on http://{bound}"),
+        Err(e) => tracing::warn!(error = %e, "Could not read the bound address."),
+    }
+    match liteconnect::run(listener, config, connectors, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("{e}");
+            ExitCode::from(match e {
+                RunError::Startup(_) => EXIT_CONNECTOR,
+                RunError::Storage(_) | RunError::Bind { .. } => EXIT_WORKER_CONFIG,
+            })
+        }
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(t) => t,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+fn validate(json: bool, files: &[PathBuf]) -> ExitCode {
+    let plugins = liteconnect::plugins::Plugins::new();
+    let mut failed = false;
+    for path in files {
+        let connector = match connector_file::read(path) {
+            Ok(c) => c,
+            Err(message) => {
+                eprintln!("{message}");
+                failed = true;
+                continue;
+            }
+        };
+        let config = connector.config.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+        match plugins.validate(&config) {
+            Ok(infos) => {
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&infos).unwrap_or_default());
+                }
+                if infos.error_count > 0 {
+                    failed = true;
+                    if !json {
+                        println!("{}: {} error(s)", path.display(), infos.error_count);
+                        for c in &infos.configs {
+                            for e in &c.value.errors {
+                                println!("  {}: {e}", c.value.name);
+                            }
+                        }
+                    }
+                } else if !json {
+                    println!("{}: valid ({} {})", path.display(), connector.name, infos.name);
+                }
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("{}: {e}", path.display());
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(EXIT_USAGE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,101 @@
+//! The connector plugin contract and the built-in connectors.
+//!
+//! The runtime owns the loops, converters, offsets and statuses; a plugin owns only its logic: which task
+//! configs to generate, and how a task polls (source) or writes (sink). Task methods are blocking: every
+//! task runs on its own thread, as in Kafka Connect.
+
+pub mod file;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use crate::config::connector::ConnectorType;
+use crate::config::def::ConfigDef;
+use crate::record::{SinkRecord, SourceRecord};
+
+/// A connector or task config: Kafka's flat string map.
+pub type Props = BTreeMap<String, String>;
+
+/// Why a task or connector failed. `trace` is what the status API shows.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum TaskError {
+    /// Worth trying again after a pause (Kafka's `RetriableException`).
+    #[error("{0}")]
+    Retriable(String),
+    /// Fatal: the task fails (Kafka's `ConnectException`).
+    #[error("{0}")]
+    Fatal(String),
+}
+
+impl TaskError {
+    /// A fatal error.
+    pub fn fatal(message: impl Into<String>) -> Self {
+        TaskError::Fatal(message.into())
+    }
+}
+
+/// What a source task may ask the runtime while it runs.
+pub trait SourceTaskContext: Send {
+    /// The stored offset of a source partition, if any.
+    fn offset(&self, partition: &Json) -> Result<Option<Json>, TaskError>;
+    /// Waits up to `timeout` unless the task is asked to stop or pause first. Returns false when it should
+    /// return from `poll` at once. Tasks use it instead of sleeping.
+    fn wait(&self, timeout: Duration) -> bool;
+}
+
+/// A running source task.
+pub trait SourceTask: Send {
+    /// Starts with the task config.
+    fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError>;
+    /// Returns the next records, or none after waiting a while (through `context.wait`).
+    fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError>;
+    /// Releases resources; called once, after the last poll.
+    fn stop(&mut self) {}
+}
+
+/// A running sink task.
+pub trait SinkTask: Send {
+    /// Starts with the task config.
+    fn start(&mut self, config: &Props) -> Result<(), TaskError>;
+    /// Accepts records; they must be durable in the target after the next successful `flush`.
+    fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError>;
+    /// Makes everything `put` so far durable; offsets are committed only after it returns Ok.
+    fn flush(&mut self) -> Result<(), TaskError>;
+    /// Releases resources.
+    fn stop(&mut self) {}
+}
+
+/// A connector plugin: the factory for its tasks and the owner of its config definition.
+pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
+    /// Fully qualified class name, as Kafka names it.
+    fn class(&self) -> &'static str;
+    /// Source or sink.
+    fn connector_type(&self) -> ConnectorType;
+    /// Plugin version.
+    fn version(&self) -> &'static str;
+    /// The connector's own config keys.
+    fn config_def(&self) -> ConfigDef;
+    /// Extra checks beyond the definition, as (key, message) errors. Pure: no I/O.
+    fn validate(&self, _config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// The task class name reported in task configs.
+    fn task_class(&self) -> &'static str;
+    /// Generates at most `max_tasks` task configs from the connector config.
+    fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError>;
+    /// A new source task (source connectors).
+    fn source_task(&self) -> Option<Box<dyn SourceTask>> {
+        None
+    }
+    /// A new sink task (sink connectors).
+    fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
+        None
+    }
+    /// Checks (and may act on) an offsets change made through the REST API (KIP-875). `Ok(true)` means the
+    /// connector acknowledges the change; `Ok(false)` means it has no opinion; Err refuses it.
+    fn alter_offsets(&self, _config: &Props, _offsets: &[(Json, Option<Json>)]) -> Result<bool, String> {
+        Ok(false)
+    }
+}

@@ -1,0 +1,751 @@
+//! The herder: the control plane. It creates, reconfigures, pauses, resumes, stops, restarts and deletes
+//! connectors; it owns target states and task configs and keeps the statuses true.
+//!
+//! Every change runs under one async lock, as Kafka's herder serialises changes on its own thread; the
+//! stored state is written first and the running tasks follow it. Reads take no lock on the database:
+//! configs, target states and task configs are mirrored in memory.
+
+mod offsets;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
+use serde::Serialize;
+
+use crate::config::connector::{invalid_config_message, ConnectorType};
+use crate::config::def::ConfigInfos;
+use crate::config::worker::WorkerConfig;
+use crate::connectors::{ConnectorPlugin, Props};
+use crate::error::ConnectError;
+use crate::model::{State, TargetState};
+use crate::plugins::{Plugins, ResolveError};
+use crate::status::{ConnectorStatusView, StatusBoard, TaskStateView};
+use crate::storage::Store;
+use crate::worker::{Mode, Worker};
+
+pub use offsets::{ConnectorOffsets, OffsetEntry};
+
+/// `{"connector": name, "task": n}`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ConnectorTaskId {
+    /// Connector name.
+    pub connector: String,
+    /// Task number.
+    pub task: u32,
+}
+
+/// Kafka's ConnectorInfo.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnectorInfo {
+    /// Connector name.
+    pub name: String,
+    /// The raw config.
+    pub config: Props,
+    /// Its tasks.
+    pub tasks: Vec<ConnectorTaskId>,
+    /// `source`, `sink` or `unknown`.
+    #[serde(rename = "type")]
+    pub connector_type: String,
+}
+
+/// Kafka's TaskInfo.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskInfo {
+    /// The task's id.
+    pub id: ConnectorTaskId,
+    /// Its config.
+    pub config: Props,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    config: Props,
+    target: TargetState,
+    tasks: Vec<Props>,
+}
+
+/// The control plane of one worker.
+#[derive(Debug)]
+pub struct Herder {
+    store: Store,
+    plugins: Plugins,
+    worker: Worker,
+    statuses: Arc<StatusBoard>,
+    config: Arc<WorkerConfig>,
+    /// Serialises every change.
+    ops: tokio::sync::Mutex<()>,
+    connectors: RwLock<BTreeMap<String, Entry>>,
+    ready: AtomicBool,
+}
+
+fn not_found(name: &str) -> ConnectError {
+    ConnectError::NotFound(format!("Connector {name} not found"))
+}
+
+
+impl Herder {
+    /// A herder over a store; call [`Herder::start`] to run the stored connectors.
+    pub fn new(store: Store, config: Arc<WorkerConfig>, statuses: Arc<StatusBoard>) -> Arc<Self> {
+        Arc::new(Herder {
+            worker: Worker::new(store.clone(), config.clone(), statuses.clone()),
+            plugins: Plugins::new(),
+            store,
+            statuses,
+            config,
+            ops: tokio::sync::Mutex::new(()),
+            connectors: RwLock::new(BTreeMap::new()),
+            ready: AtomicBool::new(false),
+        })
+    }
+
+    /// The installed plugins.
+    pub fn plugins(&self) -> &Plugins {
+        &self.plugins
+    }
+
+    /// The worker config.
+    pub fn worker_config(&self) -> &Arc<WorkerConfig> {
+        &self.config
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// True once start-up (stored connectors and command-line files) has completed.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire)
+    }
+
+    /// Marks start-up as complete (`GET /health` then answers 200).
+    pub fn set_ready(&self) {
+        self.ready.store(true, Ordering::Release);
+    }
+
+    /// Answers the health probe: takes the change lock, so a blocked herder shows as unhealthy.
+    pub async fn health_probe(&self) {
+        let _guard = self.ops.lock().await;
+    }
+
+    /// Loads the stored connectors and starts each in its target state.
+    ///
+    /// # Errors
+    /// Storage failures.
+    pub async fn start(&self) -> Result<(), ConnectError> {
+        let _guard = self.ops.lock().await;
+        let stored = self.store.load_connectors().await?;
+        {
+            let mut map = self.connectors.write().expect("connectors lock");
+            for c in &stored {
+                map.insert(c.name.clone(), Entry { config: c.config.clone(), target: c.target, tasks: c.tasks.clone() });
+            }
+        }
+        for c in stored {
+            self.start_connector(&c.name, false).await;
+        }
+        Ok(())
+    }
+
+    /// Stops every task, committing sink offsets first (worker shutdown).
+    pub async fn shutdown(&self) {
+        let _guard = self.ops.lock().await;
+        self.worker.stop_all().await;
+    }
+
+    fn entry(&self, name: &str) -> Option<Entry> {
+        self.connectors.read().expect("connectors lock").get(name).cloned()
+    }
+
+    fn update<F: FnOnce(&mut Entry)>(&self, name: &str, f: F) {
+        if let Some(e) = self.connectors.write().expect("connectors lock").get_mut(name) {
+            f(e);
+        }
+    }
+
+    fn connector_type(&self, config: &Props) -> String {
+        config
+            .get("connector.class")
+            .and_then(|c| self.plugins.connector(c).ok())
+            .map(|p| p.connector_type().as_str().to_string())
+            .unwrap_or_else(|| "unknown".to_string())
+    }
+
+    // ----- reads ------------------------------------------------------------------------------------
+
+    /// Names of all connectors, sorted.
+    pub fn connector_names(&self) -> Vec<String> {
+        self.connectors.read().expect("connectors lock").keys().cloned().collect()
+    }
+
+    /// Kafka's ConnectorInfo.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub fn connector_info(&self, name: &str) -> Result<ConnectorInfo, ConnectError> {
+        let e = self.entry(name).ok_or_else(|| not_found(name))?;
+        Ok(self.info_of(name, &e))
+    }
+
+    fn info_of(&self, name: &str, e: &Entry) -> ConnectorInfo {
+        ConnectorInfo {
+            name: name.to_string(),
+            config: e.config.clone(),
+            tasks: (0..e.tasks.len() as u32)
+                .map(|task| ConnectorTaskId { connector: name.to_string(), task })
+                .collect(),
+            connector_type: self.connector_type(&e.config),
+        }
+    }
+
+    /// The raw stored config.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub fn connector_config(&self, name: &str) -> Result<Props, ConnectError> {
+        self.entry(name).map(|e| e.config).ok_or_else(|| not_found(name))
+    }
+
+    /// The task configs.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub fn tasks(&self, name: &str) -> Result<Vec<TaskInfo>, ConnectError> {
+        let e = self.entry(name).ok_or_else(|| not_found(name))?;
+        Ok(e.tasks
+            .into_iter()
+            .enumerate()
+            .map(|(i, config)| TaskInfo { id: ConnectorTaskId { connector: name.to_string(), task: i as u32 }, config })
+            .collect())
+    }
+
+    /// Kafka's ConnectorStateInfo.
+    ///
+    /// # Errors
+    /// 404 when the connector has no status.
+    pub fn connector_status(&self, name: &str) -> Result<ConnectorStatusView, ConnectError> {
+        let e = self
+            .entry(name)
+            .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))?;
+        self.statuses
+            .view(name, &self.connector_type(&e.config))
+            .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))
+    }
+
+    /// One task's status.
+    ///
+    /// # Errors
+    /// 404 when the task has no status.
+    pub fn task_status(&self, name: &str, task: u32) -> Result<TaskStateView, ConnectError> {
+        self.connector_status(name)
+            .ok()
+            .and_then(|s| s.tasks.into_iter().find(|t| t.id == task))
+            .ok_or_else(|| ConnectError::NotFound(format!("No status found for task {name}-{task}")))
+    }
+
+    // ----- validation -------------------------------------------------------------------------------
+
+    /// Validates a connector config as `PUT /connector-plugins/{p}/config/validate` does.
+    ///
+    /// # Errors
+    /// 400 when there is no `connector.class` or it names no installed connector.
+    pub fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Result<ConfigInfos, ConnectError> {
+        self.plugins.validate(config)
+    }
+
+    fn resolve(&self, class: &str) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
+        self.plugins.connector(class).map_err(|e| match e {
+            ResolveError::NotFound(m) | ResolveError::Ambiguous(m) => ConnectError::BadRequest(m),
+        })
+    }
+
+    /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
+    fn check_config(&self, config: &Props) -> Result<(), ConnectError> {
+        let as_options: BTreeMap<String, Option<String>> =
+            config.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+        let infos = self.validate(&as_options)?;
+        match invalid_config_message(&infos) {
+            Some(message) => Err(ConnectError::BadRequest(message)),
+            None => Ok(()),
+        }
+    }
+
+    // ----- changes ----------------------------------------------------------------------------------
+
+    /// Creates a connector in its initial target state (KIP-980), with optional initial offsets (KIP-995).
+    ///
+    /// # Errors
+    /// 400 for an invalid config or offsets, 409 when the name is taken.
+    pub async fn create_connector(
+        &self,
+        name: &str,
+        mut config: Props,
+        initial: TargetState,
+        offsets: Option<Vec<OffsetEntry>>,
+    ) -> Result<ConnectorInfo, ConnectError> {
+        let name = name.trim().to_string();
+        if let Some(n) = config.get("name") {
+            if *n != name {
+                return Err(ConnectError::BadRequest(format!(
+                    "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
+                )));
+            }
+        }
+        config.insert("name".into(), name.clone());
+        let _guard = self.ops.lock().await;
+        self.check_config(&config)?;
+        if self.entry(&name).is_some() {
+            return Err(ConnectError::Conflict(format!("Connector {name} already exists")));
+        }
+        let offsets = match offsets {
+            Some(o) => {
+                let plugin = self.resolve(config.get("connector.class").map(String::as_str).unwrap_or_default())?;
+                offsets::check(&plugin, &config, o)?
+            }
+            None => offsets::Checked::default(),
+        };
+        self.store
+            .create_connector(name.clone(), config.clone(), initial, offsets.source, offsets.sink)
+            .await?;
+        self.connectors
+            .write()
+            .expect("connectors lock")
+            .insert(name.clone(), Entry { config, target: initial, tasks: Vec::new() });
+        self.start_connector(&name, true).await;
+        self.connector_info(&name)
+    }
+
+    /// Creates or replaces a connector's config (`PUT /connectors/{c}/config`). Returns whether it was created.
+    ///
+    /// # Errors
+    /// 400 for an invalid config or a `name` that differs from the path.
+    pub async fn put_connector_config(&self, name: &str, mut config: Props) -> Result<(bool, ConnectorInfo), ConnectError> {
+        if let Some(n) = config.get("name") {
+            if n != name {
+                return Err(ConnectError::BadRequest(format!(
+                    "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
+                )));
+            }
+        }
+        config.insert("name".into(), name.to_string());
+        let _guard = self.ops.lock().await;
+        self.check_config(&config)?;
+        self.apply_config(name, config).await
+    }
+
+    async fn apply_config(&self, name: &str, config: Props) -> Result<(bool, ConnectorInfo), ConnectError> {
+        let created = self.store.put_connector_config(name.to_string(), config.clone()).await?;
+        if created {
+            self.connectors
+                .write()
+                .expect("connectors lock")
+                .insert(name.to_string(), Entry { config, target: TargetState::Started, tasks: Vec::new() });
+        } else {
+            self.worker.stop_tasks(name, None).await;
+            self.update(name, |e| e.config = config);
+        }
+        self.start_connector(name, true).await;
+        Ok((created, self.connector_info(name)?))
+    }
+
+    /// Merges a patch into a connector's config (`PATCH /connectors/{c}/config`, KIP-477): a `None` value
+    /// removes the key.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector, 400 for an invalid result.
+    pub async fn patch_connector_config(
+        &self,
+        name: &str,
+        patch: BTreeMap<String, Option<String>>,
+    ) -> Result<ConnectorInfo, ConnectError> {
+        let _guard = self.ops.lock().await;
+        let mut config = self.entry(name).ok_or_else(|| not_found(name))?.config;
+        for (k, v) in patch {
+            match v {
+                Some(v) => config.insert(k, v),
+                None => config.remove(&k),
+            };
+        }
+        self.check_config(&config)?;
+        Ok(self.apply_config(name, config).await?.1)
+    }
+
+    /// Deletes a connector (its offsets stay, as in Kafka).
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub async fn delete_connector(&self, name: &str) -> Result<(), ConnectError> {
+        let _guard = self.ops.lock().await;
+        self.entry(name).ok_or_else(|| not_found(name))?;
+        self.worker.stop_tasks(name, None).await;
+        self.store.delete_connector(name.to_string()).await?;
+        self.connectors.write().expect("connectors lock").remove(name);
+        self.statuses.remove_connector(name);
+        Ok(())
+    }
+
+    /// Pauses a connector: its tasks stay alive but idle.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub async fn pause(&self, name: &str) -> Result<(), ConnectError> {
+        let _guard = self.ops.lock().await;
+        self.entry(name).ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        self.store.set_target_state(name.to_string(), TargetState::Paused).await?;
+        self.update(name, |e| e.target = TargetState::Paused);
+        if self.statuses.connector_state(name) != Some(State::Failed) {
+            self.statuses.set_connector(name, State::Paused, None);
+        }
+        self.worker.set_mode(name, Mode::Pause);
+        Ok(())
+    }
+
+    /// Resumes a paused or stopped connector.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub async fn resume(&self, name: &str) -> Result<(), ConnectError> {
+        let _guard = self.ops.lock().await;
+        let e = self.entry(name).ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        if e.target == TargetState::Started {
+            return Ok(());
+        }
+        self.store.set_target_state(name.to_string(), TargetState::Started).await?;
+        self.update(name, |e| e.target = TargetState::Started);
+        if self.statuses.connector_state(name) == Some(State::Failed) {
+            return Ok(()); // as in Kafka, a failed connector needs a restart, not a resume
+        }
+        if self.worker.task_ids(name).is_empty() {
+            self.start_connector(name, true).await;
+        } else {
+            self.statuses.set_connector(name, State::Running, None);
+            self.worker.set_mode(name, Mode::Run);
+        }
+        Ok(())
+    }
+
+    /// Stops a connector (KIP-875): its tasks are shut down and its task configs emptied.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub async fn stop(&self, name: &str) -> Result<(), ConnectError> {
+        let _guard = self.ops.lock().await;
+        self.entry(name).ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        self.worker.stop_tasks(name, None).await;
+        self.store.set_target_state(name.to_string(), TargetState::Stopped).await?;
+        self.update(name, |e| {
+            e.target = TargetState::Stopped;
+            e.tasks.clear();
+        });
+        self.statuses.set_connector(name, State::Stopped, None);
+        self.statuses.remove_tasks_from(name, 0);
+        Ok(())
+    }
+
+    /// Restarts a connector and, per KIP-745, some or all of its tasks. Returns the plan when
+    /// `include_tasks` or `only_failed` was given (202), nothing otherwise (204).
+    ///
+    /// # Errors
+    /// 404 for an unknown connector.
+    pub async fn restart_connector(
+        &self,
+        name: &str,
+        include_tasks: bool,
+        only_failed: bool,
+    ) -> Result<Option<ConnectorStatusView>, ConnectError> {
+        let _guard = self.ops.lock().await;
+        let legacy = !include_tasks && !only_failed;
+        let e = self.entry(name).ok_or_else(|| {
+            if legacy {
+                not_found(name)
+            } else {
+                ConnectError::NotFound(format!("Unknown connector: {name}"))
+            }
+        })?;
+        if legacy {
+            self.restart_connector_instance(name).await;
+            return Ok(None);
+        }
+        let mut plan = self
+            .statuses
+            .view(name, &self.connector_type(&e.config))
+            .ok_or_else(|| ConnectError::NotFound(format!("Status for connector {name} not found")))?;
+        let restart_connector = !only_failed || plan.connector.state == State::Failed.as_str();
+        if restart_connector {
+            plan.connector.state = State::Restarting.as_str().to_string();
+            plan.connector.trace = None;
+        }
+        let mut tasks = Vec::new();
+        for t in plan.tasks.iter_mut() {
+            if include_tasks && (!only_failed || t.state == State::Failed.as_str()) {
+                t.state = State::Restarting.as_str().to_string();
+                t.trace = None;
+                tasks.push(t.id);
+            }
+        }
+        if restart_connector {
+            self.statuses.set_connector(name, State::Restarting, None);
+        }
+        for t in &tasks {
+            self.statuses.force_task(name, *t, State::Restarting, None);
+        }
+        if restart_connector {
+            self.restart_connector_instance(name).await;
+        }
+        for t in tasks {
+            self.restart_task_locked(name, t).await?;
+        }
+        Ok(Some(plan))
+    }
+
+    /// Restarts the connector instance: regenerates task configs and restarts the tasks only if they changed.
+    async fn restart_connector_instance(&self, name: &str) {
+        let Some(e) = self.entry(name) else { return };
+        let was_failed = self.statuses.connector_state(name) == Some(State::Failed);
+        if e.target == TargetState::Started && !was_failed {
+            let before = e.tasks.clone();
+            if let Some(tasks) = self.generate_tasks(name, &e.config) {
+                if tasks == before && self.worker.task_ids(name).len() == before.len() {
+                    self.statuses.set_connector(name, State::Running, None);
+                    return;
+                }
+            }
+        }
+        self.worker.stop_tasks(name, None).await;
+        self.start_connector(name, true).await;
+    }
+
+    /// Restarts one task.
+    ///
+    /// # Errors
+    /// 404 for an unknown connector or task.
+    pub async fn restart_task(&self, name: &str, task: u32) -> Result<(), ConnectError> {
+        let _guard = self.ops.lock().await;
+        self.restart_task_locked(name, task).await
+    }
+
+    async fn restart_task_locked(&self, name: &str, task: u32) -> Result<(), ConnectError> {
+        let e = self.entry(name).ok_or_else(|| not_found(name))?;
+        let Some(task_config) = e.tasks.get(task as usize).cloned() else {
+            return Err(ConnectError::NotFound(format!("Task {name}-{task} not found")));
+        };
+        let plugin = self
+            .resolve(e.config.get("connector.class").map(String::as_str).unwrap_or_default())
+            .map_err(|_| ConnectError::Internal(format!("Failed to start task: {name}-{task}")))?;
+        self.worker.stop_tasks(name, Some(&[task])).await;
+        let mode = if e.target == TargetState::Started { Mode::Run } else { Mode::Pause };
+        self.worker.start_task(&plugin, name, &e.config, task, e.tasks.len() as u32, task_config, mode);
+        Ok(())
+    }
+
+    /// Checks every start-up connector's config before any is applied, so a bad file changes nothing.
+    ///
+    /// # Errors
+    /// A message naming the first file that fails validation.
+    pub fn check_startup_connectors(&self, connectors: &[crate::StartupConnector]) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in connectors {
+            if !seen.insert(c.name.clone()) {
+                return Err(format!("Connector {} is defined by more than one file (again in {})", c.name, c.source));
+            }
+            self.check_config(&c.config)
+                .map_err(|e| format!("Failed to create connector for {}: {e}", c.source))?;
+        }
+        Ok(())
+    }
+
+    /// Applies a connector file from the command line, by the one rule liteconnect documents: a connector
+    /// not stored yet is created in its `initial_state`; a file whose config is what it applied last time
+    /// changes nothing (REST changes since then stay); a file whose config changed replaces the stored
+    /// config and keeps the target state.
+    ///
+    /// # Errors
+    /// A message naming the file and what was wrong.
+    pub async fn apply_startup_connector(&self, c: crate::StartupConnector) -> Result<(), String> {
+        let applied = serde_json::to_string(&c.config).unwrap_or_default();
+        let fail = |e: ConnectError| format!("Failed to create connector for {}: {e}", c.source);
+        if self.entry(&c.name).is_none() {
+            self.create_connector(&c.name, c.config.clone(), c.initial_state.unwrap_or(TargetState::Started), c.offsets.clone())
+                .await
+                .map_err(fail)?;
+            tracing::info!(connector = %c.name, file = %c.source, "Created connector from file.");
+        } else {
+            let last = self.store.applied_file_config(c.name.clone()).await.map_err(|e| fail(e.into()))?;
+            if last.as_deref() == Some(applied.as_str()) {
+                tracing::info!(connector = %c.name, file = %c.source, "Connector file unchanged since it was last applied; keeping the stored connector as it is.");
+                return Ok(());
+            }
+            self.put_connector_config(&c.name, c.config.clone()).await.map_err(fail)?;
+            tracing::info!(connector = %c.name, file = %c.source, "Connector file changed; replaced the stored config.");
+        }
+        self.store.set_applied_file_config(c.name.clone(), applied).await.map_err(|e| fail(e.into()))
+    }
+
+    // ----- KIP-558 active topics ---------------------------------------------------------------------
+
+    /// The topics a connector has used.
+    ///
+    /// # Errors
+    /// 403 when topic tracking is disabled.
+    pub async fn active_topics(&self, name: &str) -> Result<Vec<String>, ConnectError> {
+        if !self.config.topic_tracking_enable {
+            return Err(ConnectError::Forbidden("Topic tracking is disabled.".into()));
+        }
+        Ok(self.store.active_topics(name.to_string()).await?)
+    }
+
+    /// Forgets the topics a connector has used.
+    ///
+    /// # Errors
+    /// 403 when topic tracking or its reset is disabled, 404 for an unknown connector.
+    pub async fn reset_active_topics(&self, name: &str) -> Result<(), ConnectError> {
+        if !self.config.topic_tracking_enable {
+            return Err(ConnectError::Forbidden("Topic tracking is disabled.".into()));
+        }
+        if !self.config.topic_tracking_allow_reset {
+            return Err(ConnectError::Forbidden("Topic tracking reset is disabled.".into()));
+        }
+        self.entry(name).ok_or_else(|| not_found(name))?;
+        Ok(self.store.reset_active_topics(name.to_string()).await?)
+    }
+
+    // ----- running connectors ------------------------------------------------------------------------
+
+    /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
+    /// config. On failure the connector is marked FAILED and None is returned.
+    fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
+        let class = config.get("connector.class").cloned().unwrap_or_default();
+        let plugin = match self.plugins.connector(&class) {
+            Ok(p) => p,
+            Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
+                self.statuses
+                    .set_connector(name, State::Failed, Some(format!("org.apache.kafka.connect.errors.ConnectException: {m}")));
+                return None;
+            }
+        };
+        let max_tasks: usize = config.get("tasks.max").and_then(|t| t.trim().parse().ok()).unwrap_or(1);
+        let mut tasks = match plugin.task_configs(config, max_tasks) {
+            Ok(t) => t,
+            Err(e) => {
+                self.statuses
+                    .set_connector(name, State::Failed, Some(crate::worker::trace_of("Connector.taskConfigs", &e)));
+                return None;
+            }
+        };
+        let enforce = config.get("tasks.max.enforce").is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+        if tasks.len() > max_tasks && enforce {
+            self.statuses.set_connector(
+                name,
+                State::Failed,
+                Some(format!(
+                    "org.apache.kafka.connect.errors.ConnectException: The connector {name} has generated {} tasks, which is greater than {max_tasks}, the maximum number of tasks it is configured to create. This behaviour should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.",
+                    tasks.len()
+                )),
+            );
+            return None;
+        }
+        for t in tasks.iter_mut() {
+            t.insert("task.class".into(), plugin.task_class().to_string());
+            for key in ["topics", "topics.regex"] {
+                if let Some(v) = config.get(key) {
+                    t.insert(key.into(), v.clone());
+                }
+            }
+        }
+        Some(tasks)
+    }
+
+    /// Brings a connector's running tasks in line with its target state. With `regenerate`, a STARTED
+    /// connector's task configs are regenerated and stored when they changed.
+    async fn start_connector(&self, name: &str, regenerate: bool) {
+        let Some(e) = self.entry(name) else { return };
+        let class = e.config.get("connector.class").cloned().unwrap_or_default();
+        let plugin = match self.plugins.connector(&class) {
+            Ok(p) => p,
+            Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
+                self.statuses
+                    .set_connector(name, State::Failed, Some(format!("org.apache.kafka.connect.errors.ConnectException: {m}")));
+                return;
+            }
+        };
+        match e.target {
+            TargetState::Stopped => {
+                self.statuses.set_connector(name, State::Stopped, None);
+                self.statuses.remove_tasks_from(name, 0);
+            }
+            TargetState::Paused => {
+                // A paused connector keeps the tasks it had; one created PAUSED has none until resumed.
+                let mut tasks = e.tasks.clone();
+                if regenerate && !tasks.is_empty() {
+                    match self.generate_tasks(name, &e.config) {
+                        Some(t) => tasks = t,
+                        None => return,
+                    }
+                    if tasks != e.tasks && self.persist_tasks(name, &tasks).await.is_err() {
+                        return;
+                    }
+                }
+                self.statuses.set_connector(name, State::Paused, None);
+                self.run_tasks(&plugin, name, &e.config, &tasks, Mode::Pause);
+            }
+            TargetState::Started => {
+                let tasks = if regenerate || e.tasks.is_empty() {
+                    let Some(tasks) = self.generate_tasks(name, &e.config) else { return };
+                    if tasks != e.tasks && self.persist_tasks(name, &tasks).await.is_err() {
+                        return;
+                    }
+                    tasks
+                } else {
+                    e.tasks.clone()
+                };
+                self.statuses.set_connector(name, State::Running, None);
+                self.run_tasks(&plugin, name, &e.config, &tasks, Mode::Run);
+            }
+        }
+    }
+
+    async fn persist_tasks(&self, name: &str, tasks: &[Props]) -> Result<(), ()> {
+        match self.store.put_task_configs(name.to_string(), tasks.to_vec()).await {
+            Ok(()) => {
+                self.update(name, |e| e.tasks = tasks.to_vec());
+                Ok(())
+            }
+            Err(error) => {
+                self.statuses.set_connector(
+                    name,
+                    State::Failed,
+                    Some(format!("org.apache.kafka.connect.errors.ConnectException: storing task configs failed: {error}")),
+                );
+                Err(())
+            }
+        }
+    }
+
+    fn run_tasks(&self, plugin: &Arc<dyn ConnectorPlugin>, name: &str, config: &Props, tasks: &[Props], mode: Mode) {
+        self.statuses.remove_tasks_from(name, tasks.len() as u32);
+        let running = self.worker.task_ids(name);
+        for (i, t) in tasks.iter().enumerate() {
+            if running.contains(&(i as u32)) {
+                continue;
+            }
+            self.worker.start_task(plugin, name, config, i as u32, tasks.len() as u32, t.clone(), mode);
+        }
+    }
+
+    fn plugin_for(&self, name: &str) -> Result<(Entry, Arc<dyn ConnectorPlugin>), ConnectError> {
+        let e = self.entry(name).ok_or_else(|| not_found(name))?;
+        let plugin = self.resolve(e.config.get("connector.class").map(String::as_str).unwrap_or_default())?;
+        Ok((e, plugin))
+    }
+
+    fn is_stopped(&self, name: &str) -> bool {
+        self.entry(name)
+            .is_some_and(|e| e.target == TargetState::Stopped && e.tasks.is_empty() && self.worker.task_ids(name).is_empty())
+    }
+
+    /// Source offsets and sink offsets are kept apart: sink connectors use Kafka's topic/partition shape.
+    fn is_sink(plugin: &Arc<dyn ConnectorPlugin>) -> bool {
+        plugin.connector_type() == ConnectorType::Sink
+    }
+}

@@ -1,0 +1,161 @@
+//! Logging, with levels that can be changed while the worker runs (`/admin/loggers`, KIP-495).
+//!
+//! Logger names are tracing targets (`liteconnect::worker`, …). Kafka's names under
+//! `org.apache.kafka.connect` are accepted too and steer liteconnect's own logs, so scripts written for
+//! Kafka Connect keep working. `root` is the default level.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, OnceLock};
+
+use tracing_subscriber::{reload, EnvFilter, Registry};
+
+type Handle = reload::Handle<EnvFilter, Registry>;
+
+/// A level and when it was last changed through the API (epoch ms), as Kafka reports loggers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoggerLevel {
+    /// log4j level name (`INFO`, `DEBUG`, …).
+    pub level: String,
+    /// When this API last changed it.
+    pub last_modified: Option<i64>,
+}
+
+struct Levels {
+    handle: Option<Handle>,
+    root: LoggerLevel,
+    loggers: BTreeMap<String, LoggerLevel>,
+}
+
+static LEVELS: OnceLock<Mutex<Levels>> = OnceLock::new();
+
+fn levels() -> &'static Mutex<Levels> {
+    LEVELS.get_or_init(|| {
+        Mutex::new(Levels {
+            handle: None,
+            root: LoggerLevel { level: "INFO".into(), last_modified: None },
+            loggers: BTreeMap::new(),
+        })
+    })
+}
+
+/// Installs the global subscriber: logs to stderr, at `RUST_LOG` or INFO.
+pub fn init() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (layer, handle) = reload::Layer::new(filter);
+    let installed = tracing_subscriber::registry()
+        .with(layer)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(true))
+        .try_init();
+    if installed.is_ok() {
+        levels().lock().expect("levels lock").handle = Some(handle);
+    }
+}
+
+/// Maps a log4j level to a tracing filter level; None for an unknown name.
+fn filter_level(level: &str) -> Option<&'static str> {
+    Some(match level.to_ascii_uppercase().as_str() {
+        "OFF" => "off",
+        "FATAL" | "ERROR" => "error",
+        "WARN" => "warn",
+        "INFO" => "info",
+        "DEBUG" => "debug",
+        "TRACE" | "ALL" => "trace",
+        _ => return None,
+    })
+}
+
+fn target_of(logger: &str) -> String {
+    match logger.strip_prefix("org.apache.kafka.connect") {
+        Some(rest) => format!("liteconnect{}", rest.replace('.', "::")),
+        None => logger.replace('.', "::"),
+    }
+}
+
+fn apply(levels: &Levels) {
+    let Some(handle) = &levels.handle else { return };
+    let mut directives = vec![filter_level(&levels.root.level).unwrap_or("info").to_string()];
+    for (name, l) in &levels.loggers {
+        directives.push(format!("{}={}", target_of(name), filter_level(&l.level).unwrap_or("info")));
+    }
+    match EnvFilter::try_new(directives.join(",")) {
+        Ok(filter) => {
+            let _ = handle.reload(filter);
+        }
+        Err(error) => tracing::warn!(%error, "Could not apply the new log levels."),
+    }
+}
+
+/// Every logger with an explicitly set level, plus `root`.
+pub fn all() -> BTreeMap<String, LoggerLevel> {
+    let l = levels().lock().expect("levels lock");
+    let mut out = l.loggers.clone();
+    out.insert("root".into(), l.root.clone());
+    out
+}
+
+/// One logger's level: its own, or that of its nearest configured ancestor. None when the name is unknown.
+pub fn get(name: &str) -> Option<LoggerLevel> {
+    let l = levels().lock().expect("levels lock");
+    if name.eq_ignore_ascii_case("root") {
+        return Some(l.root.clone());
+    }
+    l.loggers.get(name).cloned()
+}
+
+/// Sets a level on a logger and its configured descendants. Returns the affected names, sorted, or None
+/// when the level is not a log4j level.
+pub fn set(name: &str, level: &str, now_ms: i64) -> Option<Vec<String>> {
+    filter_level(level)?;
+    let level = level.to_ascii_uppercase();
+    let mut l = levels().lock().expect("levels lock");
+    let mut changed = Vec::new();
+    if name.eq_ignore_ascii_case("root") {
+        if l.root.level != level {
+            l.root = LoggerLevel { level: level.clone(), last_modified: Some(now_ms) };
+        }
+        changed.push("root".to_string());
+        let names: Vec<String> = l.loggers.keys().cloned().collect();
+        for n in names {
+            set_one(&mut l.loggers, &n, &level, now_ms);
+            changed.push(n);
+        }
+    } else {
+        set_one(&mut l.loggers, name, &level, now_ms);
+        changed.push(name.to_string());
+        let prefix = format!("{name}.");
+        let descendants: Vec<String> = l.loggers.keys().filter(|n| n.starts_with(&prefix)).cloned().collect();
+        for n in descendants {
+            set_one(&mut l.loggers, &n, &level, now_ms);
+            changed.push(n);
+        }
+    }
+    apply(&l);
+    changed.sort();
+    Some(changed)
+}
+
+fn set_one(loggers: &mut BTreeMap<String, LoggerLevel>, name: &str, level: &str, now_ms: i64) {
+    match loggers.get_mut(name) {
+        Some(existing) if existing.level == level => {}
+        Some(existing) => *existing = LoggerLevel { level: level.to_string(), last_modified: Some(now_ms) },
+        None => {
+            loggers.insert(name.to_string(), LoggerLevel { level: level.to_string(), last_modified: Some(now_ms) });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kafka_names_map_to_liteconnect_targets() {
+        assert_eq!(target_of("org.apache.kafka.connect"), "liteconnect");
+        assert_eq!(target_of("org.apache.kafka.connect.worker"), "liteconnect::worker");
+        assert_eq!(target_of("liteconnect::rest"), "liteconnect::rest");
+        assert_eq!(filter_level("fatal"), Some("error"));
+        assert_eq!(filter_level("LOUD"), None);
+    }
+}

@@ -1,0 +1,231 @@
+//! `/connectors` and everything below it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value as Json};
+use warp::http::Method;
+
+use super::{connector_location, only, parse_body, query_flag, ApiState, Reply, Request, Result};
+use crate::config::connector::invalid_config_message;
+use crate::herder::{ConnectorOffsets, OffsetEntry};
+use crate::model::TargetState;
+
+/// The body of `POST /connectors`. Unknown fields are refused (400), unlike Kafka's 500.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateConnectorRequest {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    config: Option<Map<String, Json>>,
+    #[serde(default)]
+    initial_state: Option<String>,
+    /// KIP-995: offsets written before the connector first starts (a liteconnect extension).
+    #[serde(default)]
+    offsets: Option<Vec<OffsetEntry>>,
+}
+
+/// Turns a JSON config object into strings as Kafka's `Map<String, String>` binding does: numbers and
+/// booleans become their text, null stays null (and fails validation), objects and arrays are refused.
+pub(super) fn config_map(map: Map<String, Json>) -> Result<BTreeMap<String, Option<String>>> {
+    map.into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Json::String(s) => Some(s),
+                Json::Null => None,
+                Json::Bool(b) => Some(b.to_string()),
+                Json::Number(n) => Some(n.to_string()),
+                Json::Array(_) | Json::Object(_) => {
+                    return Err(Reply::error(
+                        400,
+                        format!("Invalid config value for '{k}': expected a string, not a JSON array or object."),
+                    ))
+                }
+            };
+            Ok((k, v))
+        })
+        .collect()
+}
+
+/// Null values cannot be stored: answer with the validation message they produce.
+fn require_values(state: &ApiState, config: BTreeMap<String, Option<String>>) -> Result<BTreeMap<String, String>> {
+    if config.values().any(Option::is_none) {
+        let infos = state.herder.validate(&config)?;
+        let message = invalid_config_message(&infos)
+            .unwrap_or_else(|| "Null value can not be supplied as the configuration value.".into());
+        return Err(Reply::error(400, message));
+    }
+    Ok(config.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect())
+}
+
+fn parse_task(s: &str) -> Result<u32> {
+    s.parse().map_err(|_| Reply::error(404, "HTTP 404 Not Found"))
+}
+
+pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) -> Result {
+    let h = &state.herder;
+    let m = req.method;
+    match segs {
+        [] => {
+            only(m, &[Method::GET, Method::POST])?;
+            if *m == Method::GET {
+                list(state, req)
+            } else {
+                create(state, req).await
+            }
+        }
+        [name] => {
+            only(m, &[Method::GET, Method::DELETE])?;
+            if *m == Method::GET {
+                Ok(Reply::json(200, &h.connector_info(name)?))
+            } else {
+                h.delete_connector(name).await?;
+                Ok(Reply::empty(204))
+            }
+        }
+        [name, "config"] => {
+            only(m, &[Method::GET, Method::PUT, Method::PATCH])?;
+            match *m {
+                Method::GET => Ok(Reply::json(200, &h.connector_config(name)?)),
+                Method::PUT => {
+                    let body: Map<String, Json> = parse_body(&req.body)?;
+                    let config = require_values(state, config_map(body)?)?;
+                    let (created, info) = h.put_connector_config(name, config).await?;
+                    Ok(if created {
+                        Reply::json(201, &info).with_location(connector_location(name))
+                    } else {
+                        Reply::json(200, &info)
+                    })
+                }
+                _ => {
+                    let body: Map<String, Json> = parse_body(&req.body)?;
+                    Ok(Reply::json(200, &h.patch_connector_config(name, config_map(body)?).await?))
+                }
+            }
+        }
+        [name, "status"] => {
+            only(m, &[Method::GET])?;
+            Ok(Reply::json(200, &h.connector_status(name)?))
+        }
+        [name, "restart"] => {
+            only(m, &[Method::POST])?;
+            let include_tasks = query_flag(&req.query, "includeTasks", false);
+            let only_failed = query_flag(&req.query, "onlyFailed", false);
+            Ok(match h.restart_connector(name, include_tasks, only_failed).await? {
+                Some(plan) => Reply::json(202, &plan),
+                None => Reply::empty(204),
+            })
+        }
+        [name, "pause"] => {
+            only(m, &[Method::PUT])?;
+            h.pause(name).await?;
+            Ok(Reply::empty(202))
+        }
+        [name, "resume"] => {
+            only(m, &[Method::PUT])?;
+            h.resume(name).await?;
+            Ok(Reply::empty(202))
+        }
+        [name, "stop"] => {
+            only(m, &[Method::PUT])?;
+            h.stop(name).await?;
+            Ok(Reply::empty(204))
+        }
+        [name, "tasks"] => {
+            only(m, &[Method::GET])?;
+            Ok(Reply::json(200, &h.tasks(name)?))
+        }
+        [name, "tasks", task, "status"] => {
+            only(m, &[Method::GET])?;
+            Ok(Reply::json(200, &h.task_status(name, parse_task(task)?)?))
+        }
+        [name, "tasks", task, "restart"] => {
+            only(m, &[Method::POST])?;
+            h.restart_task(name, parse_task(task)?).await?;
+            Ok(Reply::empty(204))
+        }
+        [name, "topics"] => {
+            only(m, &[Method::GET])?;
+            let topics = h.active_topics(name).await?;
+            Ok(Reply::json(200, &json!({ *name: {"topics": topics} })))
+        }
+        [name, "topics", "reset"] => {
+            only(m, &[Method::PUT])?;
+            h.reset_active_topics(name).await?;
+            Ok(Reply::empty(202))
+        }
+        [name, "offsets"] => {
+            only(m, &[Method::GET, Method::PATCH, Method::DELETE])?;
+            match *m {
+                Method::GET => Ok(Reply::json(200, &h.offsets(name).await?)),
+                Method::PATCH => {
+                    let body: ConnectorOffsets = parse_body(&req.body)?;
+                    let message = h.alter_offsets(name, body).await?;
+                    Ok(Reply::json(200, &json!({ "message": message })))
+                }
+                _ => {
+                    let message = h.reset_offsets(name).await?;
+                    Ok(Reply::json(200, &json!({ "message": message })))
+                }
+            }
+        }
+        _ => Err(Reply::error(404, "HTTP 404 Not Found")),
+    }
+}
+
+fn list(state: &ApiState, req: &Request<'_>) -> Result {
+    let h = &state.herder;
+    let names = h.connector_names();
+    let expand: Vec<&str> = req.query.iter().filter(|(k, _)| k == "expand").map(|(_, v)| v.as_str()).collect();
+    if expand.is_empty() {
+        return Ok(Reply::json(200, &names));
+    }
+    let mut out = Map::new();
+    for name in names {
+        let mut entry = Map::new();
+        let mut missing = false;
+        for e in &expand {
+            match *e {
+                "status" => match h.connector_status(&name) {
+                    Ok(s) => {
+                        entry.insert("status".into(), serde_json::to_value(s).unwrap_or(Json::Null));
+                    }
+                    Err(_) => missing = true,
+                },
+                "info" => match h.connector_info(&name) {
+                    Ok(i) => {
+                        entry.insert("info".into(), serde_json::to_value(i).unwrap_or(Json::Null));
+                    }
+                    Err(_) => missing = true,
+                },
+                other => tracing::info!(expand = other, "Ignoring unknown expansion type."),
+            }
+        }
+        if !missing {
+            out.insert(name, Json::Object(entry));
+        }
+    }
+    Ok(Reply::json(200, &out))
+}
+
+async fn create(state: &ApiState, req: &Request<'_>) -> Result {
+    let body: CreateConnectorRequest = parse_body(&req.body)?;
+    let initial = match body.initial_state.as_deref() {
+        None => TargetState::Started,
+        Some(s) => TargetState::from_initial_state(s).ok_or_else(|| {
+            Reply::error(400, format!("Invalid initial_state '{s}': it must be one of RUNNING, PAUSED, STOPPED (case-insensitive)."))
+        })?,
+    };
+    let Some(config) = body.config else {
+        return Err(Reply::error(400, "The request has no 'config' object; a connector config is required."));
+    };
+    let name = body.name.unwrap_or_default().trim().to_string();
+    let mut config = config_map(config)?;
+    if !config.contains_key("name") {
+        config.insert("name".into(), Some(name.clone()));
+    }
+    let config = require_values(state, config)?;
+    let info = state.herder.create_connector(&name, config, initial, body.offsets).await?;
+    Ok(Reply::json(201, &info).with_location(connector_location(&info.name)))
+}

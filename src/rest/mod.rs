@@ -1,0 +1,282 @@
+//! The REST API: Kafka Connect's paths, JSON shapes and status codes.
+//!
+//! One warp filter hands every request to [`route`], which matches the path by hand. Routing by hand keeps
+//! three things exact that matter for compatibility: path segments are percent-decoded (connector names
+//! may contain `/`, `?`, `%`…), an unknown path is a 404 and a known path with the wrong method a 405,
+//! both with Kafka's `{"error_code", "message"}` body.
+
+mod connectors;
+mod loggers;
+mod plugins;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes};
+use futures::StreamExt;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use warp::http::{HeaderValue, Method, StatusCode};
+use warp::reply::Response;
+use warp::Filter;
+
+use crate::error::ConnectError;
+use crate::herder::Herder;
+
+/// What the REST handlers share.
+#[derive(Debug, Clone)]
+pub struct ApiState {
+    /// The control plane.
+    pub herder: Arc<Herder>,
+    /// Whether `/admin` endpoints are served on this listener.
+    pub admin: bool,
+    /// Whether other endpoints are served on this listener (an admin-only listener has false).
+    pub public: bool,
+}
+
+/// A reply before it becomes an HTTP response.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    status: u16,
+    body: Option<Json>,
+    location: Option<String>,
+}
+
+impl Reply {
+    pub(crate) fn json<T: Serialize>(status: u16, body: &T) -> Reply {
+        Reply { status, body: Some(serde_json::to_value(body).unwrap_or(Json::Null)), location: None }
+    }
+    pub(crate) fn empty(status: u16) -> Reply {
+        Reply { status, body: None, location: None }
+    }
+    pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
+        Reply::json(status, &json!({"error_code": status, "message": message.into()}))
+    }
+    pub(crate) fn with_location(mut self, location: String) -> Reply {
+        self.location = Some(location);
+        self
+    }
+}
+
+impl From<ConnectError> for Reply {
+    fn from(e: ConnectError) -> Reply {
+        Reply::error(e.status(), e.to_string())
+    }
+}
+
+pub(crate) type Result<T = Reply> = std::result::Result<T, Reply>;
+
+/// Characters percent-encoded in a `Location` header: everything but unreserved characters.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// `/connectors/<name>` with the name percent-encoded, so any name round-trips.
+pub(crate) fn connector_location(name: &str) -> String {
+    format!("/connectors/{}", utf8_percent_encode(name, SEGMENT))
+}
+
+/// Parses a JSON body, answering 400 with what is wrong.
+pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T> {
+    if body.is_empty() {
+        return Err(Reply::error(400, "Request body is missing; a JSON body is required."));
+    }
+    let text = std::str::from_utf8(body).map_err(|e| Reply::error(400, format!("Request body is not valid UTF-8: {e}")))?;
+    serde_json::from_str(text).map_err(|e| Reply::error(400, format!("Invalid request body: {e}")))
+}
+
+/// The query string as decoded (key, value) pairs, in order.
+pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
+            (decode(k), decode(v))
+        })
+        .collect()
+}
+
+/// A boolean query parameter the way JAX-RS reads one: "true" (any case) is true, anything else false.
+pub(crate) fn query_flag(pairs: &[(String, String)], key: &str, default: bool) -> bool {
+    pairs
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.eq_ignore_ascii_case("true"))
+        .unwrap_or(default)
+}
+
+fn not_found() -> Reply {
+    Reply::error(404, "HTTP 404 Not Found")
+}
+
+fn method_not_allowed() -> Reply {
+    Reply::error(405, "HTTP 405 Method Not Allowed")
+}
+
+/// A request as the router sees it.
+pub(crate) struct Request<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) segments: Vec<String>,
+    pub(crate) query: Vec<(String, String)>,
+    pub(crate) body: Bytes,
+}
+
+async fn route(state: &ApiState, req: Request<'_>) -> Reply {
+    let segs: Vec<&str> = req.segments.iter().map(String::as_str).collect();
+    let outcome = match segs.first().copied() {
+        Some("admin") if state.admin => loggers::route(&req, &segs[1..]).await,
+        _ if !state.public => Err(not_found()),
+        None => root(state, &req).await,
+        Some("health") if segs.len() == 1 => health(state, &req).await,
+        Some("connectors") => connectors::route(state, &req, &segs[1..]).await,
+        Some("connector-plugins") => plugins::route(state, &req, &segs[1..]).await,
+        _ => Err(not_found()),
+    };
+    outcome.unwrap_or_else(|e| e)
+}
+
+/// Answers a method other than the expected ones with 405.
+pub(crate) fn only(method: &Method, allowed: &[Method]) -> Result<()> {
+    if allowed.contains(method) {
+        Ok(())
+    } else {
+        Err(method_not_allowed())
+    }
+}
+
+async fn root(state: &ApiState, req: &Request<'_>) -> Result {
+    only(req.method, &[Method::GET])?;
+    Ok(Reply::json(
+        200,
+        &json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "commit": option_env!("LITECONNECT_COMMIT").unwrap_or("unknown"),
+            "kafka_cluster_id": state.herder.store().cluster_id(),
+        }),
+    ))
+}
+
+async fn health(state: &ApiState, req: &Request<'_>) -> Result {
+    only(req.method, &[Method::GET])?;
+    let probe = tokio::time::timeout(std::time::Duration::from_secs(10), state.herder.health_probe()).await;
+    let ready = state.herder.is_ready();
+    Ok(match (probe.is_ok(), ready) {
+        (true, true) => Reply::json(
+            200,
+            &json!({"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}),
+        ),
+        (_, false) => Reply::json(503, &json!({"status": "starting", "message": "Worker is still starting up."})),
+        (false, true) => Reply::json(
+            500,
+            &json!({"status": "unhealthy", "message": "Worker was unable to handle this request and may be unable to handle other requests."}),
+        ),
+    })
+}
+
+fn into_response(reply: Reply, cors: &Option<(String, Option<String>)>) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut builder = warp::http::Response::builder().status(status);
+    if let Some(l) = &reply.location {
+        builder = builder.header("Location", l.as_str());
+    }
+    if let Some((origin, methods)) = cors {
+        builder = builder.header("Access-Control-Allow-Origin", origin.as_str());
+        if let Some(m) = methods {
+            builder = builder.header("Access-Control-Allow-Methods", m.as_str());
+        }
+    }
+    let response = match reply.body {
+        Some(body) => builder
+            .header("Content-Type", HeaderValue::from_static("application/json"))
+            .body(body.to_string().into()),
+        None => builder.body("".into()),
+    };
+    response.unwrap_or_else(|_| Response::new("".into()))
+}
+
+/// Reads the body up to `limit` bytes; beyond it the request is answered 413.
+async fn read_body<S, B>(mut stream: S, limit: u64) -> Result<Bytes>
+where
+    S: futures::Stream<Item = std::result::Result<B, warp::Error>> + Unpin,
+    B: Buf,
+{
+    let mut out = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let mut chunk = chunk.map_err(|e| Reply::error(400, format!("Could not read the request body: {e}")))?;
+        if out.len() as u64 + chunk.remaining() as u64 > limit {
+            return Err(Reply::error(413, format!("Request body is larger than the limit of {limit} bytes (rest.request.max.bytes).")));
+        }
+        while chunk.has_remaining() {
+            let part = chunk.chunk();
+            out.extend_from_slice(part);
+            let n = part.len();
+            chunk.advance(n);
+        }
+    }
+    Ok(Bytes::from(out))
+}
+
+/// The whole API as one warp filter.
+pub fn routes(state: ApiState) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
+    let limit = state.herder.worker_config().request_max_bytes;
+    let cors = state
+        .herder
+        .worker_config()
+        .cors_origin
+        .clone()
+        .map(|o| (o, state.herder.worker_config().cors_methods.clone()));
+    warp::method()
+        .and(warp::path::full())
+        .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(warp::body::stream())
+        .then(move |method: Method, path: warp::path::FullPath, query: String, body| {
+            let state = state.clone();
+            let cors = cors.clone();
+            async move {
+                let body = match read_body(Box::pin(body), limit).await {
+                    Ok(b) => b,
+                    Err(reply) => return into_response(reply, &cors),
+                };
+                let segments = path
+                    .as_str()
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+                    .collect();
+                let req = Request { method: &method, segments, query: query_pairs(&query), body };
+                let reply = route(&state, req).await;
+                tracing::debug!(method = %method, path = path.as_str(), status = reply.status, "Request served.");
+                into_response(reply, &cors)
+            }
+        })
+        .recover(|_rejection: warp::Rejection| async {
+            Ok::<_, Infallible>(into_response(Reply::error(400, "The request could not be read."), &None))
+        })
+        .unify()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_round_trip_any_name() {
+        for name in ["plain", "a b", "a/b?c#d%e+f&g=h", "ünï\\côde"] {
+            let loc = connector_location(name);
+            let seg = loc.strip_prefix("/connectors/").unwrap();
+            assert!(!seg.contains('/') && !seg.contains('?'), "{loc}");
+            assert_eq!(percent_decode_str(seg).decode_utf8().unwrap(), name);
+        }
+    }
+
+    #[test]
+    fn query_pairs_decode_and_repeat() {
+        let q = query_pairs("expand=status&expand=info&x=a%20b+c");
+        assert_eq!(q[0], ("expand".into(), "status".into()));
+        assert_eq!(q[1], ("expand".into(), "info".into()));
+        assert_eq!(q[2], ("x".into(), "a b c".into()));
+        assert!(query_flag(&query_pairs("includeTasks=TRUE"), "includeTasks", false));
+        assert!(!query_flag(&query_pairs("includeTasks=yes"), "includeTasks", true));
+    }
+}

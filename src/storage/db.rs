@@ -1,0 +1,162 @@
+//! The threads that own SQLite connections, and the handles async code and task threads use to reach them.
+//!
+//! One writer thread owns the only read-write connection. Callers send it closures; it runs every closure
+//! that is waiting in one `BEGIN IMMEDIATE` transaction (group commit), each closure inside its own
+//! savepoint so that one failing closure rolls back only its own changes. Callers get their answer only
+//! after the transaction has committed, so an acknowledged write is a durable write.
+//!
+//! A reader thread owns a read-only connection; in WAL mode it reads the last committed state without
+//! waiting for the writer.
+
+use std::sync::mpsc;
+use std::thread;
+
+use rusqlite::Connection;
+
+use super::StorageError;
+
+/// Called after the group's transaction has ended, with the commit's error if it failed.
+type Reply = Box<dyn FnOnce(Option<&StorageError>) + Send>;
+type Job = Box<dyn FnOnce(&Connection) -> Reply + Send>;
+
+/// At most this many queued jobs share one transaction, so one group never grows without bound.
+const MAX_GROUP: usize = 256;
+
+/// A handle to a thread that owns one SQLite connection.
+#[derive(Clone, Debug)]
+pub(crate) struct DbThread {
+    jobs: mpsc::Sender<Job>,
+}
+
+impl DbThread {
+    /// Starts the writer thread: every batch of waiting jobs runs in one IMMEDIATE transaction.
+    pub(crate) fn writer(conn: Connection) -> Self {
+        Self::spawn("liteconnect-db-writer", conn, true)
+    }
+
+    /// Starts a reader thread: jobs run one by one, outside any explicit transaction.
+    pub(crate) fn reader(conn: Connection) -> Self {
+        Self::spawn("liteconnect-db-reader", conn, false)
+    }
+
+    fn spawn(name: &str, conn: Connection, transactional: bool) -> Self {
+        let (jobs, rx) = mpsc::channel::<Job>();
+        thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || serve(conn, rx, transactional))
+            .expect("spawning the database thread");
+        DbThread { jobs }
+    }
+
+    /// Runs `f` on the connection's thread and awaits its result (after commit, on the writer).
+    pub(crate) async fn call<R, F>(&self, f: F) -> Result<R, StorageError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
+    {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.submit(f, move |r| {
+            let _ = tx.send(r);
+        })?;
+        rx.await.map_err(|_| StorageError::Closed)?
+    }
+
+    /// Runs `f` on the connection's thread and blocks until its result is known.
+    ///
+    /// # Panics
+    /// Panics when called from an async executor thread: only task threads and other plain threads may block.
+    pub(crate) fn call_blocking<R, F>(&self, f: F) -> Result<R, StorageError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.submit(f, move |r| {
+            let _ = tx.send(r);
+        })?;
+        rx.recv().map_err(|_| StorageError::Closed)?
+    }
+
+    /// Queues `f` without waiting for it; its failure is logged. Used for status updates from task threads.
+    pub(crate) fn send<F>(&self, what: &'static str, f: F)
+    where
+        F: FnOnce(&Connection) -> Result<(), StorageError> + Send + 'static,
+    {
+        let _ = self.submit(f, move |r| {
+            if let Err(error) = r {
+                tracing::warn!(%error, "Background write failed: {what}.");
+            }
+        });
+    }
+
+    fn submit<R, F, S>(&self, f: F, deliver: S) -> Result<(), StorageError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
+        S: FnOnce(Result<R, StorageError>) + Send + 'static,
+    {
+        let job: Job = Box::new(move |conn| {
+            let result = in_savepoint(conn, f);
+            Box::new(move |commit_error| {
+                deliver(match commit_error {
+                    Some(e) => Err(e.duplicate()),
+                    None => result,
+                })
+            })
+        });
+        self.jobs.send(job).map_err(|_| StorageError::Closed)
+    }
+}
+
+fn in_savepoint<R>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> Result<R, StorageError>,
+) -> Result<R, StorageError> {
+    if conn.is_autocommit() {
+        return f(conn);
+    }
+    conn.execute_batch("SAVEPOINT job")?;
+    match f(conn) {
+        Ok(r) => {
+            conn.execute_batch("RELEASE job")?;
+            Ok(r)
+        }
+        Err(e) => {
+            conn.execute_batch("ROLLBACK TO job; RELEASE job")?;
+            Err(e)
+        }
+    }
+}
+
+fn serve(conn: Connection, rx: mpsc::Receiver<Job>, transactional: bool) {
+    while let Ok(first) = rx.recv() {
+        if !transactional {
+            first(&conn)(None);
+            continue;
+        }
+        let mut group = vec![first];
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            let e = StorageError::from(e);
+            for job in group {
+                // Run nothing; answer every caller with the failure to begin.
+                drop(job);
+                tracing::error!(error = %e, "Could not begin a transaction.");
+            }
+            continue;
+        }
+        let replies: Vec<Reply> = group.into_iter().map(|job| job(&conn)).collect();
+        let commit_error = conn.execute_batch("COMMIT").err().map(StorageError::from);
+        if commit_error.is_some() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        for reply in replies {
+            reply(commit_error.as_ref());
+        }
+    }
+}

@@ -1,0 +1,357 @@
+//! The topic log: topics with partitions, appends that assign offsets, reads from an offset, and retention.
+//! Records are stored as the bytes converters produced, exactly what a Kafka broker would hold.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value as Json;
+
+use super::queries;
+use super::StorageError;
+use crate::model::now_ms;
+
+/// A topic and one of its partitions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TopicPartition {
+    /// The topic's name.
+    pub topic: String,
+    /// The partition number.
+    pub partition: i32,
+}
+
+/// A record on its way into the log.
+#[derive(Clone, Debug, Default)]
+pub struct ProducedRecord {
+    /// Target topic.
+    pub topic: String,
+    /// Target partition; `None` lets the log choose (by key hash, as Kafka's default partitioner).
+    pub partition: Option<i32>,
+    /// Record timestamp in epoch milliseconds.
+    pub timestamp: Option<i64>,
+    /// Serialised key, `None` for a null key.
+    pub key: Option<Vec<u8>>,
+    /// Serialised value, `None` for a tombstone.
+    pub value: Option<Vec<u8>>,
+    /// Serialised headers in order.
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// A record read back from the log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogRecord {
+    /// Where it is.
+    pub topic: String,
+    /// Its partition.
+    pub partition: i32,
+    /// Its offset.
+    pub offset: i64,
+    /// Its timestamp.
+    pub timestamp: Option<i64>,
+    /// Serialised key.
+    pub key: Option<Vec<u8>>,
+    /// Serialised value.
+    pub value: Option<Vec<u8>>,
+    /// Serialised headers.
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// Everything one source poll produced: written in one transaction, so the log and the source offsets
+/// never disagree (exactly-once into the log).
+#[derive(Clone, Debug, Default)]
+pub struct AppendBatch {
+    /// The connector whose offsets these are.
+    pub connector: String,
+    /// The records.
+    pub records: Vec<ProducedRecord>,
+    /// The source offsets to store (`None` removes a partition's offset).
+    pub offsets: Vec<(Json, Option<Json>)>,
+    /// Whether to record the topics used (KIP-558 topic tracking).
+    pub track_topics: bool,
+}
+
+pub(super) fn ensure_topic(conn: &Connection, name: &str, partitions: i32) -> Result<(i64, i32), StorageError> {
+    let mut select = conn.prepare_cached("SELECT id, partitions FROM topics WHERE name = ?1")?;
+    if let Some(found) = select.query_row([name], |r| Ok((r.get(0)?, r.get(1)?))).optional()? {
+        return Ok(found);
+    }
+    conn.execute(
+        "INSERT INTO topics (name, partitions, created_ms) VALUES (?1, ?2, ?3)",
+        params![name, partitions, now_ms()],
+    )?;
+    let id = conn.last_insert_rowid();
+    for p in 0..partitions {
+        conn.execute(
+            "INSERT INTO partitions (topic_id, partition, next_offset) VALUES (?1, ?2, 0)",
+            params![id, p],
+        )?;
+    }
+    Ok((id, partitions))
+}
+
+pub(super) fn append(conn: &Connection, batch: &AppendBatch) -> Result<Vec<(String, i32, i64)>, StorageError> {
+    let mut assigned = Vec::with_capacity(batch.records.len());
+    let mut topic_ids: std::collections::HashMap<&str, (i64, i32)> = std::collections::HashMap::new();
+    let mut next: std::collections::HashMap<(i64, i32), i64> = std::collections::HashMap::new();
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO records (topic_id, partition, offset, timestamp_ms, key, value, headers)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let mut next_offset = conn.prepare_cached("SELECT next_offset FROM partitions WHERE topic_id = ?1 AND partition = ?2")?;
+    for record in &batch.records {
+        let (topic_id, partitions) = match topic_ids.get(record.topic.as_str()) {
+            Some(found) => *found,
+            None => {
+                let found = ensure_topic(conn, &record.topic, 1)?;
+                topic_ids.insert(&record.topic, found);
+                if batch.track_topics {
+                    queries::add_active_topic(conn, &batch.connector, &record.topic)?;
+                }
+                found
+            }
+        };
+        let partition = match record.partition {
+            Some(p) if p >= 0 && p < partitions => p,
+            Some(p) => {
+                return Err(StorageError::Conflict(format!(
+                    "Partition {p} of topic {} does not exist (the topic has {partitions} partitions)",
+                    record.topic
+                )))
+            }
+            None => choose_partition(record.key.as_deref(), partitions),
+        };
+        let offset = match next.get(&(topic_id, partition)) {
+            Some(o) => *o,
+            None => next_offset.query_row(params![topic_id, partition], |r| r.get::<_, i64>(0))?,
+        };
+        insert.execute(params![
+            topic_id,
+            partition,
+            offset,
+            record.timestamp,
+            record.key,
+            record.value,
+            encode_headers(&record.headers),
+        ])?;
+        next.insert((topic_id, partition), offset + 1);
+        assigned.push((record.topic.clone(), partition, offset));
+    }
+    let mut update = conn.prepare_cached("UPDATE partitions SET next_offset = ?3 WHERE topic_id = ?1 AND partition = ?2")?;
+    for ((topic_id, partition), offset) in next {
+        update.execute(params![topic_id, partition, offset])?;
+    }
+    queries::write_source_offsets(conn, &batch.connector, &batch.offsets)?;
+    Ok(assigned)
+}
+
+pub(super) fn topics(conn: &Connection) -> Result<Vec<(String, i32)>, StorageError> {
+    let mut stmt = conn.prepare_cached("SELECT name, partitions FROM topics ORDER BY name")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+pub(super) fn read(conn: &Connection, tp: &TopicPartition, from: i64, max: usize) -> Result<Vec<LogRecord>, StorageError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.offset, r.timestamp_ms, r.key, r.value, r.headers FROM records r
+         JOIN topics t ON t.id = r.topic_id
+         WHERE t.name = ?1 AND r.partition = ?2 AND r.offset >= ?3 ORDER BY r.offset LIMIT ?4",
+    )?;
+    let rows = stmt
+        .query_map(params![tp.topic, tp.partition, from, max as i64], |r| {
+            Ok(LogRecord {
+                topic: tp.topic.clone(),
+                partition: tp.partition,
+                offset: r.get(0)?,
+                timestamp: r.get(1)?,
+                key: r.get(2)?,
+                value: r.get(3)?,
+                headers: decode_headers(r.get::<_, Option<Vec<u8>>>(4)?.as_deref()),
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+pub(super) fn log_start(conn: &Connection, tp: &TopicPartition) -> Result<i64, StorageError> {
+    let start: Option<i64> = conn
+        .query_row(
+            "SELECT MIN(r.offset) FROM records r JOIN topics t ON t.id = r.topic_id
+             WHERE t.name = ?1 AND r.partition = ?2",
+            params![tp.topic, tp.partition],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    match start {
+        Some(s) => Ok(s),
+        None => Ok(conn
+            .query_row(
+                "SELECT p.next_offset FROM partitions p JOIN topics t ON t.id = p.topic_id
+                 WHERE t.name = ?1 AND p.partition = ?2",
+                params![tp.topic, tp.partition],
+                |r| r.get(0),
+            )
+            .optional()?
+            .unwrap_or(0)),
+    }
+}
+
+pub(super) fn apply_retention(
+    conn: &Connection,
+    retention_ms: Option<i64>,
+    retention_bytes: Option<i64>,
+) -> Result<u64, StorageError> {
+    let mut deleted = 0u64;
+    if let Some(ms) = retention_ms.filter(|ms| *ms >= 0) {
+        deleted += conn.execute("DELETE FROM records WHERE timestamp_ms < ?1", [now_ms() - ms])? as u64;
+    }
+    if let Some(bytes) = retention_bytes.filter(|b| *b >= 0) {
+        let parts: Vec<(i64, i32)> = conn
+            .prepare("SELECT topic_id, partition FROM partitions")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for (topic_id, partition) in parts {
+            let cutoff: Option<i64> = conn
+                .query_row(
+                    "SELECT offset FROM (
+                         SELECT offset, SUM(COALESCE(length(key), 0) + COALESCE(length(value), 0)
+                                            + COALESCE(length(headers), 0)) OVER (ORDER BY offset DESC) AS total
+                         FROM records WHERE topic_id = ?1 AND partition = ?2)
+                     WHERE total > ?3 ORDER BY offset DESC LIMIT 1",
+                    params![topic_id, partition, bytes],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(cutoff) = cutoff {
+                deleted += conn.execute(
+                    "DELETE FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset <= ?3",
+                    params![topic_id, partition, cutoff],
+                )? as u64;
+            }
+        }
+    }
+    Ok(deleted)
+}
+
+/// Kafka's default partitioner for keyed records: murmur2 of the key bytes, made positive, modulo the count.
+fn choose_partition(key: Option<&[u8]>, partitions: i32) -> i32 {
+    match key {
+        Some(k) if partitions > 1 => ((murmur2(k) & 0x7fff_ffff) % partitions as u32) as i32,
+        _ => 0,
+    }
+}
+
+/// Kafka's `Utils.murmur2`.
+fn murmur2(data: &[u8]) -> u32 {
+    const SEED: u32 = 0x9747_b28c;
+    const M: u32 = 0x5bd1_e995;
+    const R: u32 = 24;
+    let len = data.len();
+    let mut h = SEED ^ len as u32;
+    let chunks = data.chunks_exact(4);
+    let tail = chunks.remainder();
+    for c in chunks {
+        let mut k = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        k = k.wrapping_mul(M);
+        k ^= k >> R;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M);
+        h ^= k;
+    }
+    match tail.len() {
+        3 => {
+            h ^= u32::from(tail[2]) << 16;
+            h ^= u32::from(tail[1]) << 8;
+            h ^= u32::from(tail[0]);
+            h = h.wrapping_mul(M);
+        }
+        2 => {
+            h ^= u32::from(tail[1]) << 8;
+            h ^= u32::from(tail[0]);
+            h = h.wrapping_mul(M);
+        }
+        1 => {
+            h ^= u32::from(tail[0]);
+            h = h.wrapping_mul(M);
+        }
+        _ => {}
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^= h >> 15;
+    h
+}
+
+/// Headers as a compact binary: per header, a u32 key length, the key, an i32 value length (-1 for null)
+/// and the value. `None` when there are no headers, so most rows store nothing.
+fn encode_headers(headers: &[(String, Option<Vec<u8>>)]) -> Option<Vec<u8>> {
+    if headers.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (key, value) in headers {
+        out.extend_from_slice(&(key.len() as u32).to_be_bytes());
+        out.extend_from_slice(key.as_bytes());
+        match value {
+            Some(v) => {
+                out.extend_from_slice(&(v.len() as i32).to_be_bytes());
+                out.extend_from_slice(v);
+            }
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+    Some(out)
+}
+
+fn decode_headers(data: Option<&[u8]>) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut out = Vec::new();
+    let Some(mut rest) = data else { return out };
+    fn take<'a>(rest: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if rest.len() < n {
+            return None;
+        }
+        let (head, tail) = rest.split_at(n);
+        *rest = tail;
+        Some(head)
+    }
+    while !rest.is_empty() {
+        let Some(kl) = take(&mut rest, 4) else { break };
+        let kl = u32::from_be_bytes([kl[0], kl[1], kl[2], kl[3]]) as usize;
+        let Some(key) = take(&mut rest, kl) else { break };
+        let Some(vl) = take(&mut rest, 4) else { break };
+        let vl = i32::from_be_bytes([vl[0], vl[1], vl[2], vl[3]]);
+        let value = if vl < 0 {
+            None
+        } else {
+            match take(&mut rest, vl as usize) {
+                Some(v) => Some(v.to_vec()),
+                None => break,
+            }
+        };
+        out.push((String::from_utf8_lossy(key).into_owned(), value));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn murmur2_matches_kafka() {
+        // Values from Kafka's UtilsTest.testMurmur2.
+        let cases: [(&[u8], i32); 3] = [
+            (b"21", -973_932_308),
+            (b"foobar", -790_332_482),
+            (b"a-little-bit-long-string", -985_981_536),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(murmur2(input) as i32, expected, "{:?}", std::str::from_utf8(input));
+        }
+    }
+
+    #[test]
+    fn headers_round_trip() {
+        let headers = vec![("a".to_string(), Some(b"1".to_vec())), ("b".to_string(), None)];
+        assert_eq!(decode_headers(encode_headers(&headers).as_deref()), headers);
+        assert_eq!(encode_headers(&[]), None);
+        assert!(decode_headers(None).is_empty());
+    }
+}

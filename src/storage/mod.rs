@@ -1,0 +1,492 @@
+//! The SQLite file that holds all of liteconnect's state: connector configs, target states, task configs,
+//! statuses, source and sink offsets, and the topic log.
+//!
+//! [`Store`] is a cheap, cloneable handle. Writes go to one writer thread (group commit); reads that need
+//! no write ordering go to a reader thread. Async code uses the `async fn`s; task threads, which may
+//! block, use the `*_blocking` twins. No SQLite call ever runs on an async executor thread.
+
+mod db;
+mod log;
+mod queries;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value as Json;
+
+pub use log::{AppendBatch, LogRecord, ProducedRecord, TopicPartition};
+pub use queries::{StoredConnector, StoredStatus};
+
+use crate::model::TargetState;
+use db::DbThread;
+
+mod embedded {
+    refinery::embed_migrations!("migrations");
+}
+
+/// A failure of the storage layer.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// The database file has no room left: the disk, or the configured size limit, is full.
+    #[error("The disk is full: the database could not grow ({0}). Free some space, then resume or restart the affected connectors.")]
+    DiskFull(String),
+    /// Another liteconnect process holds the database.
+    #[error("The database {0} is in use by another liteconnect worker (its lock file is held). Only one worker may use a database at a time.")]
+    Locked(String),
+    /// The file is not one this version can use; it was left unchanged.
+    #[error("{0}")]
+    Incompatible(String),
+    /// A write was refused because what it needs does not exist or already exists.
+    #[error("{0}")]
+    Conflict(String),
+    /// SQLite reported an error.
+    #[error("SQLite error: {0}")]
+    Sqlite(String),
+    /// The database threads have stopped.
+    #[error("The database is closed.")]
+    Closed,
+}
+
+impl StorageError {
+    fn duplicate(&self) -> StorageError {
+        match self {
+            StorageError::DiskFull(m) => StorageError::DiskFull(m.clone()),
+            StorageError::Locked(m) => StorageError::Locked(m.clone()),
+            StorageError::Incompatible(m) => StorageError::Incompatible(m.clone()),
+            StorageError::Conflict(m) => StorageError::Conflict(m.clone()),
+            StorageError::Sqlite(m) => StorageError::Sqlite(m.clone()),
+            StorageError::Closed => StorageError::Closed,
+        }
+    }
+
+    /// True when the failure is the database having no room to grow.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, StorageError::DiskFull(_))
+    }
+}
+
+impl From<rusqlite::Error> for StorageError {
+    fn from(e: rusqlite::Error) -> Self {
+        if let rusqlite::Error::SqliteFailure(f, _) = &e {
+            if f.code == rusqlite::ErrorCode::DiskFull {
+                return StorageError::DiskFull(e.to_string());
+            }
+        }
+        StorageError::Sqlite(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for StorageError {
+    fn from(e: serde_json::Error) -> Self {
+        StorageError::Sqlite(format!("stored JSON could not be read: {e}"))
+    }
+}
+
+/// How hard SQLite works to make each commit durable (`storage.synchronous`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synchronous {
+    /// WAL with `synchronous=NORMAL`: a commit survives a crash of the process; a power loss may lose the last commits.
+    Normal,
+    /// `synchronous=FULL`: every commit is on disk before it is acknowledged, also across power loss.
+    Full,
+}
+
+/// Options for opening the database.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// The SQLite file.
+    pub path: PathBuf,
+    /// Durability of commits.
+    pub synchronous: Synchronous,
+    /// An upper bound on the file's size in bytes, if any (`storage.max.bytes`).
+    pub max_bytes: Option<u64>,
+}
+
+/// A handle to the database. Clones share the same threads.
+#[derive(Clone, Debug)]
+pub struct Store {
+    writer: DbThread,
+    reader: DbThread,
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    path: PathBuf,
+    cluster_id: String,
+    /// Held open for the life of the store: the OS lock on it keeps a second worker out.
+    _lock: File,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database, takes the single-writer lock, applies migrations and starts
+    /// the database threads. Blocking: call it before the executor starts, or from `spawn_blocking`.
+    ///
+    /// # Errors
+    /// [`StorageError::Locked`] when another worker holds the file, [`StorageError::Incompatible`] when the file
+    /// is not a liteconnect database or was written by a newer version (the file is not modified then).
+    pub fn open(options: &StoreOptions) -> Result<Store, StorageError> {
+        let path = &options.path;
+        if let Some(parent) = path.parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    StorageError::Incompatible(format!(
+                        "Cannot create the directory {} for the database: {e}",
+                        parent.display()
+                    ))
+                })?;
+            }
+        }
+        let lock = take_lock(path)?;
+        check_compatible(path)?;
+        let mut conn = Connection::open(path)?;
+        configure(&conn, options)?;
+        embedded::migrations::runner()
+            .run(&mut conn)
+            .map_err(|e| StorageError::Incompatible(format!("Migrating {}: {e}", path.display())))?;
+        let cluster_id = queries::ensure_identity(&conn)?;
+        let reader = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        reader.busy_timeout(std::time::Duration::from_secs(5))?;
+        Ok(Store {
+            writer: DbThread::writer(conn),
+            reader: DbThread::reader(reader),
+            inner: Arc::new(Inner { path: path.clone(), cluster_id, _lock: lock }),
+        })
+    }
+
+    /// The file this store keeps its state in.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The stable id reported as `kafka_cluster_id`, generated when the database was created.
+    pub fn cluster_id(&self) -> &str {
+        &self.inner.cluster_id
+    }
+
+    // ----- connectors -------------------------------------------------------------------------------
+
+    /// Every stored connector with its config, target state and task configs.
+    pub async fn load_connectors(&self) -> Result<Vec<StoredConnector>, StorageError> {
+        self.writer.call(queries::load_connectors).await
+    }
+
+    /// Creates a connector with its target state, no task configs and optional initial offsets (KIP-995),
+    /// all in one transaction; fails if the name is taken.
+    pub async fn create_connector(
+        &self,
+        name: String,
+        config: BTreeMap<String, String>,
+        target: TargetState,
+        source_offsets: Vec<(Json, Option<Json>)>,
+        sink_offsets: Vec<(String, i32, Option<i64>)>,
+    ) -> Result<(), StorageError> {
+        self.writer
+            .call(move |c| {
+                queries::create_connector(c, &name, &config, target, &source_offsets)?;
+                queries::write_sink_offsets(c, &name, &sink_offsets)
+            })
+            .await
+    }
+
+    /// Replaces a connector's config, creating it (target state STARTED) when it does not exist.
+    /// Returns true when it was created.
+    pub async fn put_connector_config(
+        &self,
+        name: String,
+        config: BTreeMap<String, String>,
+    ) -> Result<bool, StorageError> {
+        self.writer.call(move |c| queries::put_connector_config(c, &name, &config)).await
+    }
+
+    /// Removes a connector's config, target state, task configs, statuses and active topics.
+    /// Offsets are kept, as Kafka keeps them.
+    pub async fn delete_connector(&self, name: String) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::delete_connector(c, &name)).await
+    }
+
+    /// Writes a target state; STOPPED empties the task configs in the same transaction.
+    pub async fn set_target_state(&self, name: String, target: TargetState) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::set_target_state(c, &name, target)).await
+    }
+
+    /// Replaces a connector's task configs with a new set.
+    pub async fn put_task_configs(
+        &self,
+        name: String,
+        tasks: Vec<BTreeMap<String, String>>,
+    ) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::put_task_configs(c, &name, &tasks)).await
+    }
+
+    /// The config a command-line file last applied to a connector, as canonical JSON.
+    pub async fn applied_file_config(&self, name: String) -> Result<Option<String>, StorageError> {
+        self.writer.call(move |c| queries::applied_file_config(c, &name)).await
+    }
+
+    /// Records the config a command-line file applied.
+    pub async fn set_applied_file_config(&self, name: String, config: String) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::set_applied_file_config(c, &name, &config)).await
+    }
+
+    // ----- statuses ---------------------------------------------------------------------------------
+
+    /// Records a connector's status without waiting for it to be written.
+    pub fn record_connector_status(&self, name: &str, status: StoredStatus) {
+        let name = name.to_string();
+        self.writer.send("connector status", move |c| {
+            queries::put_connector_status(c, &name, &status)
+        });
+    }
+
+    /// Records a task's status without waiting for it to be written.
+    pub fn record_task_status(&self, name: &str, task: u32, status: StoredStatus) {
+        let name = name.to_string();
+        self.writer.send("task status", move |c| queries::put_task_status(c, &name, task, &status));
+    }
+
+    /// Forgets the statuses of a connector's tasks numbered `from` and above.
+    pub fn forget_task_statuses(&self, name: &str, from: u32) {
+        let name = name.to_string();
+        self.writer
+            .send("task statuses", move |c| queries::delete_task_statuses(c, &name, from));
+    }
+
+    // ----- source offsets ---------------------------------------------------------------------------
+
+    /// All source offsets of a connector, as (partition, offset) JSON pairs.
+    pub async fn source_offsets(&self, connector: String) -> Result<Vec<(Json, Json)>, StorageError> {
+        self.writer.call(move |c| queries::source_offsets(c, &connector)).await
+    }
+
+    /// The stored offset for one source partition (blocking, for task threads).
+    pub fn source_offset_blocking(&self, connector: &str, partition: &Json) -> Result<Option<Json>, StorageError> {
+        let connector = connector.to_string();
+        let key = queries::canonical_json(partition);
+        self.writer.call_blocking(move |c| queries::source_offset(c, &connector, &key))
+    }
+
+    /// Writes source offsets (a `None` offset removes the partition) in one transaction.
+    pub async fn write_source_offsets(
+        &self,
+        connector: String,
+        offsets: Vec<(Json, Option<Json>)>,
+    ) -> Result<(), StorageError> {
+        self.writer
+            .call(move |c| queries::write_source_offsets(c, &connector, &offsets))
+            .await
+    }
+
+    // ----- sink offsets -----------------------------------------------------------------------------
+
+    /// A sink connector's committed offsets: (topic, partition) → next offset to read.
+    pub async fn sink_offsets(&self, connector: String) -> Result<Vec<(String, i32, i64)>, StorageError> {
+        self.writer.call(move |c| queries::sink_offsets(c, &connector)).await
+    }
+
+    /// Same as [`Store::sink_offsets`], for task threads.
+    pub fn sink_offsets_blocking(&self, connector: &str) -> Result<Vec<(String, i32, i64)>, StorageError> {
+        let connector = connector.to_string();
+        self.writer.call_blocking(move |c| queries::sink_offsets(c, &connector))
+    }
+
+    /// Commits sink offsets (next offset to read per topic partition); `None` removes one.
+    pub fn commit_sink_offsets_blocking(
+        &self,
+        connector: &str,
+        offsets: Vec<(String, i32, Option<i64>)>,
+    ) -> Result<(), StorageError> {
+        let connector = connector.to_string();
+        self.writer
+            .call_blocking(move |c| queries::write_sink_offsets(c, &connector, &offsets))
+    }
+
+    /// Async twin of [`Store::commit_sink_offsets_blocking`], for the offsets API.
+    pub async fn write_sink_offsets(
+        &self,
+        connector: String,
+        offsets: Vec<(String, i32, Option<i64>)>,
+    ) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::write_sink_offsets(c, &connector, &offsets)).await
+    }
+
+    /// Removes every sink offset of a connector.
+    pub async fn reset_sink_offsets(&self, connector: String) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::reset_sink_offsets(c, &connector)).await
+    }
+
+    // ----- active topics (KIP-558) ------------------------------------------------------------------
+
+    /// The topics a connector has used, sorted.
+    pub async fn active_topics(&self, connector: String) -> Result<Vec<String>, StorageError> {
+        self.writer.call(move |c| queries::active_topics(c, &connector)).await
+    }
+
+    /// Forgets the topics a connector has used.
+    pub async fn reset_active_topics(&self, connector: String) -> Result<(), StorageError> {
+        self.writer.call(move |c| queries::reset_active_topics(c, &connector)).await
+    }
+
+    /// Records that a sink connector consumed from a topic.
+    pub fn record_active_topic_blocking(&self, connector: &str, topic: &str) -> Result<(), StorageError> {
+        let (connector, topic) = (connector.to_string(), topic.to_string());
+        self.writer
+            .call_blocking(move |c| queries::add_active_topic(c, &connector, &topic))
+    }
+
+    // ----- the topic log ----------------------------------------------------------------------------
+
+    /// Appends records and, in the same transaction, the source offsets that produced them and the
+    /// topics the connector used. Returns the (topic, partition, offset) each record got.
+    pub fn append_blocking(&self, batch: AppendBatch) -> Result<Vec<(String, i32, i64)>, StorageError> {
+        self.writer.call_blocking(move |c| log::append(c, &batch))
+    }
+
+    /// Names of all topics, sorted.
+    pub fn topics_blocking(&self) -> Result<Vec<(String, i32)>, StorageError> {
+        self.reader.call_blocking(log::topics)
+    }
+
+    /// Reads up to `max` records of one partition from `from` on.
+    pub fn read_blocking(&self, tp: TopicPartition, from: i64, max: usize) -> Result<Vec<LogRecord>, StorageError> {
+        self.reader.call_blocking(move |c| log::read(c, &tp, from, max))
+    }
+
+    /// The first offset still retained in a partition (the log start), or the end offset when it is empty.
+    pub fn log_start_blocking(&self, tp: TopicPartition) -> Result<i64, StorageError> {
+        self.reader.call_blocking(move |c| log::log_start(c, &tp))
+    }
+
+    /// Deletes records older than `retention_ms` and, per partition, the oldest beyond `retention_bytes`.
+    /// Returns how many records were deleted.
+    pub async fn apply_retention(
+        &self,
+        retention_ms: Option<i64>,
+        retention_bytes: Option<i64>,
+    ) -> Result<u64, StorageError> {
+        self.writer
+            .call(move |c| log::apply_retention(c, retention_ms, retention_bytes))
+            .await
+    }
+
+    /// Creates a topic with the given partition count if it does not exist.
+    pub async fn ensure_topic(&self, name: String, partitions: i32) -> Result<(), StorageError> {
+        self.writer
+            .call(move |c| log::ensure_topic(c, &name, partitions).map(|_| ()))
+            .await
+    }
+
+    /// Runs `PRAGMA integrity_check` and returns its answer (`ok` for a sound file).
+    pub async fn integrity_check(&self) -> Result<String, StorageError> {
+        self.writer
+            .call(|c| Ok(c.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))?))
+            .await
+    }
+
+    /// Lowers or lifts the size limit of the database file, in bytes (`None` lifts it).
+    pub async fn set_max_bytes(&self, max_bytes: Option<u64>) -> Result<(), StorageError> {
+        self.writer.call(move |c| apply_max_bytes(c, max_bytes)).await
+    }
+}
+
+fn take_lock(path: &Path) -> Result<File, StorageError> {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".lock");
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| {
+            StorageError::Incompatible(format!(
+                "Cannot open the lock file {}: {e}",
+                Path::new(&lock_path).display()
+            ))
+        })?;
+    match lock.try_lock() {
+        Ok(()) => Ok(lock),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked(path.display().to_string())),
+        Err(std::fs::TryLockError::Error(e)) => Err(StorageError::Incompatible(format!(
+            "Cannot lock {}: {e}",
+            Path::new(&lock_path).display()
+        ))),
+    }
+}
+
+/// Refuses, without modifying it, a file that is not a liteconnect database or that a newer version wrote.
+fn check_compatible(path: &Path) -> Result<(), StorageError> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
+        StorageError::Incompatible(format!("{} cannot be opened as a database: {e}", path.display()))
+    })?;
+    let not_ours = || {
+        StorageError::Incompatible(format!(
+            "{} is not a liteconnect database; it was left unchanged. Point storage.file at a new or liteconnect file.",
+            path.display()
+        ))
+    };
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(|_| not_ours())?;
+    if tables.is_empty() {
+        return Ok(());
+    }
+    if !tables.iter().any(|t| t == "refinery_schema_history") || !tables.iter().any(|t| t == "connector_configs") {
+        return Err(not_ours());
+    }
+    let newest: i64 = conn
+        .query_row("SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history", [], |r| r.get(0))
+        .map_err(|_| not_ours())?;
+    let known = embedded::migrations::runner()
+        .get_migrations()
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .max()
+        .unwrap_or(0);
+    if newest > known {
+        return Err(StorageError::Incompatible(format!(
+            "{} was written by a newer liteconnect (schema version {newest}; this one knows up to {known}); it was left unchanged.",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+fn configure(conn: &Connection, options: &StoreOptions) -> Result<(), StorageError> {
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    let sync = match options.synchronous {
+        Synchronous::Normal => "NORMAL",
+        Synchronous::Full => "FULL",
+    };
+    conn.pragma_update(None, "synchronous", sync)?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    apply_max_bytes(conn, options.max_bytes)
+}
+
+fn apply_max_bytes(conn: &Connection, max_bytes: Option<u64>) -> Result<(), StorageError> {
+    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    let pages = match max_bytes {
+        Some(b) => (b as i64 / page_size).max(1),
+        None => 4_294_967_294, // SQLite's own upper bound
+    };
+    conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+    Ok(())
+}
+
+/// The canonical form of a source partition: JSON with sorted keys.
+pub fn canonical_key(partition: &Json) -> String {
+    queries::canonical_json(partition)
+}

@@ -1,0 +1,143 @@
+//! A connector's converters, chosen as Kafka chooses them: the connector's own `key.converter` (with its
+//! `key.converter.*` settings) when it sets one, otherwise the worker's, with the worker's settings.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::config::worker::WorkerConfig;
+use crate::connectors::{Props, TaskError};
+use crate::converters::{self, Converter, HeaderConverter};
+use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
+use crate::storage::{LogRecord, ProducedRecord};
+
+/// A conversion failure with the stage it happened in, as Kafka's error reporter names stages.
+pub(crate) type StageError = (String, TaskError);
+
+/// The three converters of one connector.
+#[derive(Clone, Debug)]
+pub struct Converters {
+    key: Arc<dyn Converter>,
+    key_class: String,
+    value: Arc<dyn Converter>,
+    value_class: String,
+    header: Arc<dyn HeaderConverter>,
+    header_class: String,
+}
+
+fn choose(connector: &Props, worker: &WorkerConfig, key: &str) -> (String, BTreeMap<String, String>) {
+    let prefix = format!("{key}.");
+    let strip = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+        m.iter()
+            .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|s| (s.to_string(), v.clone())))
+            .collect()
+    };
+    match connector.get(key).filter(|c| !c.trim().is_empty()) {
+        Some(class) => (class.trim().to_string(), strip(connector)),
+        None => (worker.converter_class(key).to_string(), strip(&worker.originals)),
+    }
+}
+
+fn stage(name: &str, class: &str, message: String) -> StageError {
+    (
+        format!("Executing stage '{name}' with class '{class}'"),
+        TaskError::Fatal(format!("Tolerance exceeded in error handler: {message}")),
+    )
+}
+
+impl Converters {
+    /// Builds the converters for a connector.
+    ///
+    /// # Errors
+    /// A message naming the converter when a class is unknown or its settings are invalid.
+    pub fn for_connector(connector: &Props, worker: &WorkerConfig) -> Result<Converters, String> {
+        let (key_class, key_props) = choose(connector, worker, "key.converter");
+        let (value_class, value_props) = choose(connector, worker, "value.converter");
+        let (header_class, header_props) = choose(connector, worker, "header.converter");
+        let key = converters::new_converter(&key_class, &key_props, true)
+            .map_err(|e| format!("Failed to create the key converter {key_class}: {e}"))?;
+        let value = converters::new_converter(&value_class, &value_props, false)
+            .map_err(|e| format!("Failed to create the value converter {value_class}: {e}"))?;
+        let header = converters::new_header_converter(&header_class, &header_props)
+            .map_err(|e| format!("Failed to create the header converter {header_class}: {e}"))?;
+        Ok(Converters { key, key_class, value, value_class, header, header_class })
+    }
+
+    /// Serialises a source record for the log.
+    pub(crate) fn to_log(&self, r: &ConnectRecord) -> Result<ProducedRecord, StageError> {
+        let mut headers = Vec::with_capacity(r.headers.len());
+        for h in &r.headers {
+            let bytes = self
+                .header
+                .from_connect_header(&r.topic, &h.key, h.schema.as_deref(), &h.value)
+                .map_err(|e| stage("HEADER_CONVERTER", &self.header_class, e.to_string()))?;
+            headers.push((h.key.clone(), bytes));
+        }
+        Ok(ProducedRecord {
+            topic: r.topic.clone(),
+            partition: r.kafka_partition,
+            timestamp: r.timestamp,
+            key: self
+                .key
+                .from_connect(&r.topic, r.key_schema.as_deref(), &r.key)
+                .map_err(|e| stage("KEY_CONVERTER", &self.key_class, e.to_string()))?,
+            value: self
+                .value
+                .from_connect(&r.topic, r.value_schema.as_deref(), &r.value)
+                .map_err(|e| stage("VALUE_CONVERTER", &self.value_class, e.to_string()))?,
+            headers,
+        })
+    }
+
+    /// Deserialises a record read from the log for a sink.
+    pub(crate) fn from_log(&self, r: LogRecord) -> Result<SinkRecord, StageError> {
+        let key = self
+            .key
+            .to_connect(&r.topic, r.key.as_deref())
+            .map_err(|e| stage("KEY_CONVERTER", &self.key_class, e.to_string()))?;
+        let value = self
+            .value
+            .to_connect(&r.topic, r.value.as_deref())
+            .map_err(|e| stage("VALUE_CONVERTER", &self.value_class, e.to_string()))?;
+        let mut headers = Vec::with_capacity(r.headers.len());
+        for (k, v) in &r.headers {
+            let h = self
+                .header
+                .to_connect_header(&r.topic, k, v.as_deref())
+                .map_err(|e| stage("HEADER_CONVERTER", &self.header_class, e.to_string()))?;
+            headers.push(Header { key: k.clone(), schema: h.schema, value: h.value });
+        }
+        Ok(SinkRecord {
+            record: ConnectRecord {
+                topic: r.topic,
+                kafka_partition: Some(r.partition),
+                key_schema: key.schema,
+                key: key.value,
+                value_schema: value.schema,
+                value: value.value,
+                timestamp: r.timestamp,
+                headers,
+            },
+            kafka_offset: r.offset,
+        })
+    }
+}
+
+/// Keeps the last offset per source partition of a batch, in first-seen order.
+pub(crate) fn last_offsets(records: &[SourceRecord]) -> Vec<(serde_json::Value, Option<serde_json::Value>)> {
+    let mut order: Vec<(serde_json::Value, Option<serde_json::Value>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for r in records {
+        let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) else { continue };
+        let p = serde_json::Value::Object(p.clone());
+        let key = crate::storage::canonical_key(&p);
+        let o = Some(serde_json::Value::Object(o.clone()));
+        match index.get(&key) {
+            Some(i) => order[*i].1 = o,
+            None => {
+                index.insert(key, order.len());
+                order.push((p, o));
+            }
+        }
+    }
+    order
+}

@@ -1,0 +1,237 @@
+//! The worker: runs task threads, owns their converters, and stops them within the graceful timeout.
+//!
+//! Every task runs on its own OS thread, as in Kafka Connect, so a connector's blocking I/O never touches
+//! the async executor. A task that returns an error or panics is marked FAILED with a trace; the worker
+//! and the other tasks go on.
+
+mod control;
+mod convert;
+mod sink;
+mod source;
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use control::{LogSignal, Mode, TaskControl};
+pub use convert::Converters;
+
+use crate::config::worker::WorkerConfig;
+use crate::connectors::{ConnectorPlugin, Props, TaskError};
+use crate::model::State;
+use crate::status::StatusBoard;
+use crate::storage::Store;
+
+/// Everything a task thread needs.
+pub(crate) struct TaskRuntime {
+    pub(crate) connector: String,
+    pub(crate) task: u32,
+    /// How many tasks the connector has (sinks share partitions among them).
+    pub(crate) task_count: u32,
+    pub(crate) generation: u64,
+    pub(crate) config: Props,
+    pub(crate) control: Arc<TaskControl>,
+    pub(crate) store: Store,
+    pub(crate) statuses: Arc<StatusBoard>,
+    pub(crate) log_signal: Arc<LogSignal>,
+    pub(crate) converters: Converters,
+    pub(crate) worker: Arc<WorkerConfig>,
+}
+
+impl TaskRuntime {
+    pub(crate) fn report(&self, state: State, trace: Option<String>) {
+        self.statuses.set_task(&self.connector, self.task, self.generation, state, trace);
+    }
+}
+
+struct RunningTask {
+    control: Arc<TaskControl>,
+    /// Resolves when the thread has exited (its sender is dropped).
+    done: tokio::sync::oneshot::Receiver<()>,
+}
+
+/// Runs and stops task threads.
+#[derive(Debug)]
+pub struct Worker {
+    store: Store,
+    config: Arc<WorkerConfig>,
+    statuses: Arc<StatusBoard>,
+    log_signal: Arc<LogSignal>,
+    tasks: Mutex<HashMap<(String, u32), RunningTask>>,
+    generations: AtomicU64,
+}
+
+impl std::fmt::Debug for RunningTask {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunningTask").field("mode", &self.control.mode()).finish()
+    }
+}
+
+/// Formats an error the way status traces show it.
+pub fn trace_of(stage: &str, error: &TaskError) -> String {
+    let class = match error {
+        TaskError::Retriable(_) => "org.apache.kafka.connect.errors.RetriableException",
+        TaskError::Fatal(_) => "org.apache.kafka.connect.errors.ConnectException",
+    };
+    format!("{class}: {error}\n\tat {stage}")
+}
+
+impl Worker {
+    /// A worker with no tasks.
+    pub fn new(store: Store, config: Arc<WorkerConfig>, statuses: Arc<StatusBoard>) -> Self {
+        Worker {
+            store,
+            config,
+            statuses,
+            log_signal: Arc::new(LogSignal::default()),
+            tasks: Mutex::new(HashMap::new()),
+            generations: AtomicU64::new(1),
+        }
+    }
+
+    /// The worker config.
+    pub fn config(&self) -> &Arc<WorkerConfig> {
+        &self.config
+    }
+
+    /// Starts one task thread in the given mode (RUN or PAUSE). A task with the same id must not be running.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start_task(
+        &self,
+        plugin: &Arc<dyn ConnectorPlugin>,
+        connector: &str,
+        connector_config: &Props,
+        task: u32,
+        task_count: u32,
+        task_config: Props,
+        mode: Mode,
+    ) {
+        let generation = self.generations.fetch_add(1, Ordering::Relaxed);
+        self.statuses.begin_task(connector, task, generation, State::Unassigned);
+        let control = TaskControl::new(mode);
+        let (done_tx, done) = tokio::sync::oneshot::channel::<()>();
+        self.tasks
+            .lock()
+            .expect("tasks lock")
+            .insert((connector.to_string(), task), RunningTask { control: control.clone(), done });
+
+        let converters = match Converters::for_connector(connector_config, &self.config) {
+            Ok(c) => c,
+            Err(e) => {
+                self.tasks.lock().expect("tasks lock").remove(&(connector.to_string(), task));
+                let error = TaskError::Fatal(e);
+                self.statuses.set_task(connector, task, generation, State::Failed, Some(trace_of("Worker.startTask", &error)));
+                return;
+            }
+        };
+        let runtime = TaskRuntime {
+            connector: connector.to_string(),
+            task,
+            task_count,
+            generation,
+            config: task_config,
+            control,
+            store: self.store.clone(),
+            statuses: self.statuses.clone(),
+            log_signal: self.log_signal.clone(),
+            converters,
+            worker: self.config.clone(),
+        };
+        let plugin = plugin.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("task-{connector}-{task}"))
+            .spawn(move || {
+                let _done = done_tx;
+                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), (String, TaskError)> {
+                    if let Some(task) = plugin.source_task() {
+                        source::run(&runtime, task)
+                    } else if let Some(task) = plugin.sink_task() {
+                        sink::run(&runtime, task)
+                    } else {
+                        Err(("Worker.startTask".into(), TaskError::fatal(format!("{} has no task", plugin.class()))))
+                    }
+                }));
+                match outcome {
+                    Ok(Ok(())) => {}
+                    Ok(Err((stage, error))) => {
+                        tracing::error!(connector = %runtime.connector, task = runtime.task, %error, "Task failed.");
+                        runtime.report(State::Failed, Some(trace_of(&stage, &error)));
+                    }
+                    Err(panic) => {
+                        let message = panic
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "unknown panic".into());
+                        tracing::error!(connector = %runtime.connector, task = runtime.task, %message, "Task panicked.");
+                        runtime.report(
+                            State::Failed,
+                            Some(format!("org.apache.kafka.connect.errors.ConnectException: the task panicked: {message}")),
+                        );
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            self.statuses.set_task(connector, task, generation, State::Failed, Some(format!("Could not start a thread: {e}")));
+        }
+    }
+
+    /// The ids of a connector's task threads.
+    pub fn task_ids(&self, connector: &str) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .tasks
+            .lock()
+            .expect("tasks lock")
+            .keys()
+            .filter(|(c, _)| c == connector)
+            .map(|(_, t)| *t)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Sets the mode of every task of a connector.
+    pub fn set_mode(&self, connector: &str, mode: Mode) {
+        for ((c, _), t) in self.tasks.lock().expect("tasks lock").iter() {
+            if c == connector {
+                t.control.set_mode(mode);
+            }
+        }
+    }
+
+    /// Stops the given tasks of a connector (all when `only` is None) and waits for their threads, at most
+    /// `task.shutdown.graceful.timeout.ms`. Tasks that do not finish in time are abandoned with a warning.
+    pub async fn stop_tasks(&self, connector: &str, only: Option<&[u32]>) {
+        let stopping: Vec<((String, u32), RunningTask)> = {
+            let mut tasks = self.tasks.lock().expect("tasks lock");
+            let keys: Vec<(String, u32)> = tasks
+                .keys()
+                .filter(|(c, t)| c == connector && only.is_none_or(|o| o.contains(t)))
+                .cloned()
+                .collect();
+            keys.into_iter().filter_map(|k| tasks.remove(&k).map(|t| (k, t))).collect()
+        };
+        self.await_stopped(stopping).await;
+    }
+
+    /// Stops every task of every connector (worker shutdown).
+    pub async fn stop_all(&self) {
+        let stopping: Vec<_> = self.tasks.lock().expect("tasks lock").drain().collect();
+        self.await_stopped(stopping).await;
+    }
+
+    async fn await_stopped(&self, stopping: Vec<((String, u32), RunningTask)>) {
+        for (_, t) in &stopping {
+            t.control.set_mode(Mode::Stop);
+        }
+        let timeout = Duration::from_millis(self.config.task_shutdown_graceful_timeout_ms);
+        let deadline = tokio::time::Instant::now() + timeout;
+        for ((connector, task), t) in stopping {
+            if tokio::time::timeout_at(deadline, t.done).await.is_err() {
+                tracing::warn!(%connector, task, timeout_ms = timeout.as_millis() as u64, "Task did not stop in time; abandoning it.");
+            }
+        }
+    }
+}

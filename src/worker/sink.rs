@@ -1,0 +1,197 @@
+//! The sink task loop: read from the committed sink offsets, convert, put, and commit offsets only after a
+//! successful flush (at-least-once). The loop sleeps on the task's condition variable and wakes when
+//! records are appended, when it is paused or stopped, or when the commit interval ends.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+
+use super::convert::StageError;
+use super::{Mode, TaskRuntime};
+use crate::connectors::{SinkTask, TaskError};
+use crate::model::State;
+use crate::storage::TopicPartition;
+
+/// Records read per partition per round.
+const MAX_BATCH: usize = 2000;
+/// How long a caught-up sink sleeps before it looks for new topics (for `topics.regex`).
+const IDLE_WAIT: Duration = Duration::from_secs(1);
+
+fn storage_error(e: crate::storage::StorageError) -> StageError {
+    ("Reading the topic log".to_string(), TaskError::Fatal(e.to_string()))
+}
+
+struct Subscription {
+    topics: BTreeSet<String>,
+    regex: Option<Regex>,
+}
+
+impl Subscription {
+    fn new(rt: &TaskRuntime) -> Result<Self, StageError> {
+        let topics = rt
+            .config
+            .get("topics")
+            .map(|t| t.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .unwrap_or_default();
+        let regex = match rt.config.get("topics.regex").map(|r| r.trim()).filter(|r| !r.is_empty()) {
+            Some(r) => Some(
+                Regex::new(&format!("^(?:{r})$"))
+                    .map_err(|e| ("SinkTask.start".to_string(), TaskError::Fatal(format!("Invalid topics.regex: {e}"))))?,
+            ),
+            None => None,
+        };
+        Ok(Subscription { topics, regex })
+    }
+
+    fn matches(&self, topic: &str) -> bool {
+        self.topics.contains(topic) || self.regex.as_ref().is_some_and(|r| r.is_match(topic))
+    }
+}
+
+pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SinkTask>) -> Result<(), StageError> {
+    rt.log_signal.register(&rt.control);
+    task.start(&rt.config).map_err(|e| ("SinkTask.start".to_string(), e))?;
+    let result = put_loop(rt, task.as_mut());
+    task.stop();
+    result
+}
+
+struct Positions {
+    /// Next offset to read per assigned partition.
+    next: BTreeMap<TopicPartition, i64>,
+    /// What has been put but not yet committed.
+    dirty: bool,
+    tracked: BTreeSet<String>,
+}
+
+fn assign(rt: &TaskRuntime, sub: &Subscription, positions: &mut Positions) -> Result<(), StageError> {
+    let committed: BTreeMap<TopicPartition, i64> = rt
+        .store
+        .sink_offsets_blocking(&rt.connector)
+        .map_err(storage_error)?
+        .into_iter()
+        .map(|(topic, partition, offset)| (TopicPartition { topic, partition }, offset))
+        .collect();
+    let mut all: Vec<TopicPartition> = Vec::new();
+    for (topic, partitions) in rt.store.topics_blocking().map_err(storage_error)? {
+        if sub.matches(&topic) {
+            for partition in 0..partitions {
+                all.push(TopicPartition { topic: topic.clone(), partition });
+            }
+        }
+    }
+    // Partitions are shared among the connector's tasks the way a consumer group's round-robin assignor would.
+    let count = rt.task_count.max(1) as usize;
+    for (i, tp) in all.into_iter().enumerate() {
+        if i % count != rt.task as usize || positions.next.contains_key(&tp) {
+            continue;
+        }
+        let start = match committed.get(&tp) {
+            Some(o) => *o,
+            None => rt.store.log_start_blocking(tp.clone()).map_err(storage_error)?,
+        };
+        positions.next.insert(tp, start);
+    }
+    Ok(())
+}
+
+fn commit(rt: &TaskRuntime, task: &mut dyn SinkTask, positions: &mut Positions) -> Result<(), StageError> {
+    if !positions.dirty {
+        return Ok(());
+    }
+    task.flush().map_err(|e| ("SinkTask.flush".to_string(), e))?;
+    let offsets = positions.next.iter().map(|(tp, o)| (tp.topic.clone(), tp.partition, Some(*o))).collect();
+    rt.store
+        .commit_sink_offsets_blocking(&rt.connector, offsets)
+        .map_err(|e| ("Committing sink offsets".to_string(), TaskError::Fatal(e.to_string())))?;
+    positions.dirty = false;
+    Ok(())
+}
+
+fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError> {
+    let sub = Subscription::new(rt)?;
+    let interval = Duration::from_millis(rt.worker.offset_flush_interval_ms);
+    let mut positions = Positions { next: BTreeMap::new(), dirty: false, tracked: BTreeSet::new() };
+    let mut last_commit = Instant::now();
+    let mut last_assign: Option<Instant> = None;
+    loop {
+        match rt.control.mode() {
+            Mode::Stop => return commit(rt, task, &mut positions),
+            Mode::Pause => {
+                commit(rt, task, &mut positions)?;
+                rt.report(State::Paused, None);
+                if rt.control.wait_while_paused() == Mode::Stop {
+                    return Ok(());
+                }
+                continue;
+            }
+            Mode::Run => {}
+        }
+        if rt.statuses.task_state(&rt.connector, rt.task) != Some(State::Running) {
+            rt.report(State::Running, None);
+        }
+        if last_assign.is_none_or(|t| t.elapsed() >= IDLE_WAIT) {
+            assign(rt, &sub, &mut positions)?;
+            last_assign = Some(Instant::now());
+        }
+        let mut delivered = 0usize;
+        let mut caught_up = true;
+        let partitions: Vec<(TopicPartition, i64)> = positions.next.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        for (tp, from) in partitions {
+            let batch = rt.store.read_blocking(tp.clone(), from, MAX_BATCH).map_err(storage_error)?;
+            if batch.is_empty() {
+                continue;
+            }
+            if batch.len() == MAX_BATCH {
+                caught_up = false;
+            }
+            let last = batch.last().map(|r| r.offset).unwrap_or(from);
+            let mut records = Vec::with_capacity(batch.len());
+            for r in batch {
+                records.push(rt.converters.from_log(r)?);
+            }
+            if rt.worker.topic_tracking_enable && positions.tracked.insert(tp.topic.clone()) {
+                rt.store
+                    .record_active_topic_blocking(&rt.connector, &tp.topic)
+                    .map_err(storage_error)?;
+            }
+            delivered += records.len();
+            if !put_with_retries(rt, task, records)? {
+                break; // stopping: this batch was not delivered, so its offsets are not advanced
+            }
+            positions.next.insert(tp, last + 1);
+            positions.dirty = true;
+        }
+        if positions.dirty && (caught_up || last_commit.elapsed() >= interval) {
+            commit(rt, task, &mut positions)?;
+            last_commit = Instant::now();
+        }
+        if delivered == 0 {
+            rt.control.wait(IDLE_WAIT);
+        }
+    }
+}
+
+/// Kafka redelivers a batch whose `put` threw a RetriableException; so does this, until the task is stopped.
+/// Returns false when the task was stopped before the batch was delivered.
+fn put_with_retries(
+    rt: &TaskRuntime,
+    task: &mut dyn SinkTask,
+    records: Vec<crate::record::SinkRecord>,
+) -> Result<bool, StageError> {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        match task.put(&records) {
+            Ok(()) => return Ok(true),
+            Err(TaskError::Retriable(message)) => {
+                tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in put; redelivering.");
+                if !rt.control.wait(backoff) && rt.control.mode() != Mode::Run {
+                    return Ok(false);
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+            }
+            Err(e) => return Err(("TASK_PUT".into(), e)),
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! The source task loop: poll, convert, and append the records with the offsets that produced them in one
+//! transaction, so the log and the source offsets never disagree, even across `kill -9`.
+
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use super::convert::{last_offsets, StageError};
+use super::{Mode, TaskRuntime};
+use crate::connectors::{SourceTask, SourceTaskContext, TaskError};
+use crate::model::State;
+use crate::storage::AppendBatch;
+
+struct Context<'a> {
+    rt: &'a TaskRuntime,
+}
+
+impl SourceTaskContext for Context<'_> {
+    fn offset(&self, partition: &Json) -> Result<Option<Json>, TaskError> {
+        self.rt
+            .store
+            .source_offset_blocking(&self.rt.connector, partition)
+            .map_err(|e| TaskError::Fatal(format!("Could not read the stored offset: {e}")))
+    }
+
+    fn wait(&self, timeout: Duration) -> bool {
+        self.rt.control.wait(timeout)
+    }
+}
+
+pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(), StageError> {
+    let context = Context { rt };
+    task.start(&rt.config, &context).map_err(|e| ("SourceTask.start".to_string(), e))?;
+    let result = poll_loop(rt, task.as_mut(), &context);
+    task.stop();
+    result
+}
+
+fn poll_loop(rt: &TaskRuntime, task: &mut dyn SourceTask, context: &Context<'_>) -> Result<(), StageError> {
+    let track_topics = rt.worker.topic_tracking_enable;
+    loop {
+        match rt.control.mode() {
+            Mode::Stop => return Ok(()),
+            Mode::Pause => {
+                rt.report(State::Paused, None);
+                if rt.control.wait_while_paused() == Mode::Stop {
+                    return Ok(());
+                }
+                continue;
+            }
+            Mode::Run => {}
+        }
+        if rt.statuses.task_state(&rt.connector, rt.task) != Some(State::Running) {
+            rt.report(State::Running, None);
+        }
+        let records = match task.poll(context) {
+            Ok(r) => r,
+            Err(TaskError::Retriable(message)) => {
+                tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in poll; trying again.");
+                rt.control.wait(Duration::from_secs(1));
+                continue;
+            }
+            Err(e) => return Err(("TASK_POLL".into(), e)),
+        };
+        if records.is_empty() {
+            continue;
+        }
+        if rt.control.mode() == Mode::Stop {
+            // Not stored, and neither are its offsets: the next run reads these records again.
+            return Ok(());
+        }
+        let mut produced = Vec::with_capacity(records.len());
+        for r in &records {
+            produced.push(rt.converters.to_log(&r.record)?);
+        }
+        let batch = AppendBatch {
+            connector: rt.connector.clone(),
+            offsets: last_offsets(&records),
+            records: produced,
+            track_topics,
+        };
+        rt.store.append_blocking(batch).map_err(|e| {
+            let stage = "Appending to the topic log".to_string();
+            (stage, TaskError::Fatal(e.to_string()))
+        })?;
+        rt.log_signal.notify();
+    }
+}
