@@ -1,4 +1,7 @@
 //! Integration tests: a real worker on an ephemeral port, a real SQLite file, real files.
 
 mod common;
+mod kip980;
 mod lifecycle;
+mod persistence;
+mod rest_api;
