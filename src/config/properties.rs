@@ -22,7 +22,11 @@ pub struct PropertiesError {
 
 impl fmt::Display for PropertiesError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
@@ -316,7 +320,10 @@ mod tests {
 
     #[test]
     fn hash_inside_value_is_kept_and_trailing_whitespace_kept() {
-        assert_eq!(parse("k=v # not a comment  \n"), pairs(&[("k", "v # not a comment  ")]));
+        assert_eq!(
+            parse("k=v # not a comment  \n"),
+            pairs(&[("k", "v # not a comment  ")])
+        );
     }
 
     #[test]
@@ -336,7 +343,10 @@ mod tests {
 
     #[test]
     fn continuation_with_crlf_and_cr() {
-        assert_eq!(parse("a=1\\\r\n  2\r\nb=3\rc=4"), pairs(&[("a", "12"), ("b", "3"), ("c", "4")]));
+        assert_eq!(
+            parse("a=1\\\r\n  2\r\nb=3\rc=4"),
+            pairs(&[("a", "12"), ("b", "3"), ("c", "4")])
+        );
     }
 
     #[test]
@@ -376,7 +386,12 @@ mod tests {
     fn escaped_separators_in_keys() {
         assert_eq!(
             parse("a\\=b=c\nx\\:y:z\nsp\\ ace value\n\\#notcomment=1\n"),
-            pairs(&[("a=b", "c"), ("x:y", "z"), ("sp ace", "value"), ("#notcomment", "1")])
+            pairs(&[
+                ("a=b", "c"),
+                ("x:y", "z"),
+                ("sp ace", "value"),
+                ("#notcomment", "1")
+            ])
         );
     }
 
@@ -396,7 +411,10 @@ mod tests {
         assert_eq!(err.line, 2);
         assert_eq!(err.column, 9);
         assert_eq!(err.message, "Malformed \\uxxxx encoding.");
-        assert_eq!(err.to_string(), "line 2, column 9: Malformed \\uxxxx encoding.");
+        assert_eq!(
+            err.to_string(),
+            "line 2, column 9: Malformed \\uxxxx encoding."
+        );
     }
 
     #[test]
