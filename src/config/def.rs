@@ -534,6 +534,7 @@ impl ConfigValue {
             ConfigValue::Null => None,
             ConfigValue::Password(_) => Some("[hidden]".to_owned()),
             ConfigValue::List(items) => Some(items.join(",")),
+            ConfigValue::Class(c) => Some(c.clone()),
             other => Some(other.java_string()),
         }
     }
@@ -1441,6 +1442,11 @@ mod tests {
             Some("a,b")
         );
         assert_eq!(ConfigValue::Null.render(), None);
+        assert_eq!(
+            ConfigValue::Class("a.B".into()).render().as_deref(),
+            Some("a.B")
+        );
+        assert_eq!(ConfigValue::Class("a.B".into()).java_string(), "class a.B");
     }
 
     #[test]
