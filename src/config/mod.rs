@@ -1,0 +1,28 @@
+//! Configuration: Java `.properties` files, Kafka's `ConfigDef` model and the framework's
+//! connector configuration with its validation.
+//!
+//! Everything here is pure: no I/O, no clocks, no async. Files are read by the caller and
+//! plugins are described to validation through [`PluginLookup`], so the REST layer, the
+//! command line and tests all drive the same code.
+//!
+//! * [`properties`]: `java.util.Properties.load` rules.
+//! * [`def`]: keys, types, validators, parsing, and the `ConfigInfos` JSON shapes.
+//! * [`connector`]: `ConnectorConfig`/`SinkConnectorConfig`/`SourceConnectorConfig` keys and
+//!   `AbstractHerder.validateConnectorConfig`.
+//! * [`worker`]: the worker config, read from a properties file into typed settings.
+
+pub mod connector;
+pub mod def;
+pub mod properties;
+pub mod worker;
+
+pub use connector::{
+    connector_config_def, invalid_config_message, plugin_config_keys, validate_connector_config,
+    ConnectorType, PluginLookup,
+};
+pub use def::{
+    key_info, ConfigDef, ConfigInfo, ConfigInfos, ConfigKey, ConfigKeyInfo, ConfigType,
+    ConfigValue, ConfigValueInfo, DefaultValue, Importance, ParsedConfig, ValidatedValue,
+    Validator, Width,
+};
+pub use properties::{parse_properties, PropertiesError};
