@@ -1,5 +1,6 @@
 //! Integration tests: a real worker on an ephemeral port, a real SQLite file, real files.
 
+mod cli;
 mod common;
 mod kip980;
 mod lifecycle;

@@ -1,8 +1,6 @@
 //! State that survives restarts, graceful and `kill -9`, and the target-state columns written as Kafka writes them.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -66,63 +64,6 @@ async fn target_state_columns_hold_kafkas_values() {
     w.wait_for_state("r", "PAUSED", 1, "PAUSED").await;
     w.wait_for_state("s", "STOPPED", 0, "").await;
     w.stop().await;
-}
-
-/// The real binary, started on an ephemeral port.
-pub struct Binary {
-    pub child: Child,
-    pub url: String,
-}
-
-/// Starts the binary with a worker config in `dir` and waits for its "listening on" line.
-pub fn start_binary(dir: &Path, extra_args: &[&str]) -> Binary {
-    let props = dir.join("worker.properties");
-    if !props.exists() {
-        std::fs::write(
-            &props,
-            format!(
-                "listeners=http://127.0.0.1:0\nstorage.file={}\noffset.flush.interval.ms=200\nkey.converter=org.apache.kafka.connect.storage.StringConverter\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n",
-                dir.join("bin.db").display()
-            ),
-        )
-        .unwrap();
-    }
-    let mut child = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
-        .arg(&props)
-        .args(extra_args)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn liteconnect");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
-                    sent = true;
-                }
-            }
-        }
-    });
-    let url = rx.recv_timeout(DEADLINE).expect("the binary logs the address it bound");
-    Binary { child, url }
-}
-
-async fn wait_healthy(client: &reqwest::Client, url: &str) {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Ok(r) = client.get(format!("{url}/health")).send().await {
-            if r.status() == 200 {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "binary never became healthy");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -208,4 +210,121 @@ pub fn file_source(name: &str, file: &Path, topic: &str) -> Json {
 pub fn file_sink(name: &str, file: &Path, topics: &str) -> Json {
     serde_json::json!({"name": name, "config": {
         "connector.class": "FileStreamSink", "tasks.max": "1", "file": file.display().to_string(), "topics": topics}})
+}
+
+/// The real binary, started on an ephemeral port.
+pub struct Binary {
+    pub child: Child,
+    pub url: String,
+}
+
+/// Starts the binary with a worker config in `dir` and waits for its "listening on" line.
+pub fn start_binary(dir: &Path, extra_args: &[&str]) -> Binary {
+    start_binary_in(dir, dir, extra_args)
+}
+
+/// Starts the binary in working directory `cwd`, with the worker config `dir/worker.properties`
+/// (written with an ephemeral port when absent).
+pub fn start_binary_in(dir: &Path, cwd: &Path, extra_args: &[&str]) -> Binary {
+    let props = dir.join("worker.properties");
+    if !props.exists() {
+        std::fs::write(
+            &props,
+            format!(
+                "listeners=http://127.0.0.1:0\nstorage.file={}\noffset.flush.interval.ms=200\nkey.converter=org.apache.kafka.connect.storage.StringConverter\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n",
+                dir.join("bin.db").display()
+            ),
+        )
+        .unwrap();
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
+        .current_dir(cwd)
+        .arg(&props)
+        .args(extra_args)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn liteconnect");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !sent {
+                if let Some(rest) = line.split("listening on ").nth(1) {
+                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
+                    sent = true;
+                }
+            }
+        }
+    });
+    let url = rx.recv_timeout(DEADLINE).expect("the binary logs the address it bound");
+    Binary { child, url }
+}
+
+pub async fn wait_healthy(client: &reqwest::Client, url: &str) {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if let Ok(r) = client.get(format!("{url}/health")).send().await {
+            if r.status() == 200 {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "binary never became healthy");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+
+/// Runs the binary to completion (bounded by [`DEADLINE`]) and returns its exit code, stdout and stderr.
+pub fn run_binary(cwd: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn liteconnect");
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("liteconnect {args:?} did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().expect("output");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+impl Binary {
+    /// Kills the process (SIGKILL) and reaps it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub fn terminate(mut self) {
+        let ok = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
+        assert!(ok.success());
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            if let Some(code) = self.child.try_wait().expect("wait") {
+                assert!(code.success(), "{code:?}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "no exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
