@@ -4,5 +4,6 @@ mod cli;
 mod common;
 mod kip980;
 mod lifecycle;
+mod offsets;
 mod persistence;
 mod rest_api;
