@@ -8,6 +8,7 @@
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
 //! - [`plugins`]: the registry of plugins by Kafka class name and alias.
+//! - [`migrate`]: export and migrate connectors with their offsets over the REST API.
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`status`]: live connector and task statuses.
 //!
@@ -22,6 +23,7 @@ pub mod data;
 pub mod error;
 pub mod herder;
 pub mod logging;
+pub mod migrate;
 pub mod model;
 pub mod plugins;
 pub mod record;

@@ -35,6 +35,34 @@ enum Command {
         /// The worker config, then connector files.
         files: Vec<PathBuf>,
     },
+    /// Write one POST /connectors file (config, state and offsets) per connector of a running worker.
+    Export {
+        /// The worker's REST endpoint.
+        #[arg(long, default_value = "http://127.0.0.1:8083")]
+        from: String,
+        /// The directory to write into.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+        /// Connectors to export (default: all).
+        connectors: Vec<String>,
+    },
+    /// Move connectors with their offsets to another Kafka Connect cluster (KIP-980: stop, create STOPPED, patch offsets, resume).
+    Migrate {
+        /// The REST endpoint the connectors are on now.
+        #[arg(long)]
+        from: String,
+        /// The REST endpoint to move them to (liteconnect or Apache Kafka Connect).
+        #[arg(long)]
+        to: String,
+        /// Leave the connectors STOPPED on the target.
+        #[arg(long)]
+        leave_stopped: bool,
+        /// Delete the connectors from the source once they run on the target.
+        #[arg(long)]
+        delete_source: bool,
+        /// Connectors to move (default: all).
+        connectors: Vec<String>,
+    },
     /// Validate connector files offline, as PUT /connector-plugins/{p}/config/validate would, without a worker.
     Validate {
         /// Print the ConfigInfos JSON for each file instead of a readable summary.
@@ -58,7 +86,37 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { json, files }) => validate(json, &files),
         Some(Command::Run { files }) => run(&files),
+        Some(Command::Export { from, out, connectors }) => client_command(async move {
+            let written = liteconnect::migrate::export(&liteconnect::migrate::Endpoint::new(&from), &connectors, &out).await?;
+            for p in written {
+                println!("{}", p.display());
+            }
+            Ok(())
+        }),
+        Some(Command::Migrate { from, to, leave_stopped, delete_source, connectors }) => client_command(async move {
+            let options = liteconnect::migrate::MigrateOptions { leave_stopped, delete_source };
+            let (from, to) = (liteconnect::migrate::Endpoint::new(&from), liteconnect::migrate::Endpoint::new(&to));
+            liteconnect::migrate::migrate(&from, &to, &connectors, options, &mut |line| println!("{line}")).await
+        }),
         None => run(&cli.files),
+    }
+}
+
+/// Runs a REST client command; a failure prints its message and exits 1.
+fn client_command(f: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("Cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match runtime.block_on(f) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::from(EXIT_USAGE)
+        }
     }
 }
 

@@ -4,6 +4,7 @@ mod cli;
 mod common;
 mod kip980;
 mod lifecycle;
+mod migrate;
 mod offsets;
 mod persistence;
 mod rest_api;
