@@ -162,15 +162,23 @@ pub fn unscaled_to_i128(bytes: &[u8]) -> Option<i128> {
 /// Java's `BigInteger.toByteArray()`: the shortest big-endian two's-complement form, at least one
 /// byte. This is the unscaled value Kafka's `Decimal.fromLogical` writes.
 pub fn i128_to_unscaled(v: i128) -> Vec<u8> {
-    let bytes = v.to_be_bytes();
+    minimal_unscaled(&v.to_be_bytes())
+}
+
+/// The same integer as `bytes` in `BigInteger.toByteArray()` form: redundant leading sign bytes
+/// removed, an empty slice becoming `[0]`. Writing decimals in this form keeps the base64 text
+/// identical to Kafka's whatever padding a producer used.
+pub fn minimal_unscaled(bytes: &[u8]) -> Vec<u8> {
+    if bytes.is_empty() {
+        return vec![0];
+    }
     let mut start = 0;
-    while start < 15 {
-        let b = bytes[start];
+    while start + 1 < bytes.len() {
         let next_sign = bytes[start + 1] & 0x80;
-        if (b == 0x00 && next_sign == 0) || (b == 0xFF && next_sign != 0) {
-            start += 1;
-        } else {
-            break;
+        match bytes[start] {
+            0x00 if next_sign == 0 => start += 1,
+            0xFF if next_sign != 0 => start += 1,
+            _ => break,
         }
     }
     bytes[start..].to_vec()
@@ -339,6 +347,9 @@ mod tests {
         }
         assert_eq!(unscaled_to_i128(&[0xFF, 0xFF, 0x80]), Some(-128));
         assert_eq!(unscaled_to_i128(&[0x00, 0x00, 0x80]), Some(128));
+        assert_eq!(minimal_unscaled(&[0x00, 0x00, 0x80]), vec![0x00, 0x80]);
+        assert_eq!(minimal_unscaled(&[0xFF, 0xFF, 0x7F]), vec![0xFF, 0x7F]);
+        assert_eq!(minimal_unscaled(&[]), vec![0]);
         let mut padded = vec![0x00];
         padded.extend(i128::MAX.to_be_bytes());
         assert_eq!(unscaled_to_i128(&padded), Some(i128::MAX));
