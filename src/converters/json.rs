@@ -26,7 +26,7 @@ use crate::data::{
     SchemaType, Struct, Value,
 };
 use base64::Engine as _;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// The Kafka class name.
@@ -280,7 +280,8 @@ impl JsonConverter {
             }
         }
         if let Some(default) = node.get("default") {
-            let value = self.to_connect_value(Some(builder.schema()), default)?;
+            let so_far = Arc::new(builder.schema().clone());
+            let value = self.to_connect_value(Some(&so_far), default)?;
             builder = builder.default_value(value);
         }
         builder.try_build().map(Some)
@@ -346,12 +347,12 @@ impl JsonConverter {
                     None => entries.iter().all(|(k, _)| matches!(k, Value::String(_))),
                 };
                 if object_mode {
-                    let mut obj = Vec::with_capacity(entries.len());
+                    let mut obj = ObjectBuilder::default();
                     for (k, v) in entries {
                         let key = self.to_json(key_schema, k)?.as_text();
-                        object_set(&mut obj, &key, self.to_json(value_schema, v)?);
+                        obj.set(key, self.to_json(value_schema, v)?);
                     }
-                    Json::Object(obj)
+                    obj.finish()
                 } else {
                     let mut list = Vec::with_capacity(entries.len());
                     for (k, v) in entries {
@@ -420,7 +421,11 @@ impl JsonConverter {
     }
 
     /// Kafka's `convertToConnect`.
-    fn to_connect_value(&self, schema: Option<&Schema>, node: &Json) -> Result<Value, DataError> {
+    fn to_connect_value(
+        &self,
+        schema: Option<&SchemaRef>,
+        node: &Json,
+    ) -> Result<Value, DataError> {
         let Some(schema) = schema else {
             return Ok(match node {
                 Json::Null | Json::Missing => Value::Null,
@@ -501,7 +506,7 @@ impl JsonConverter {
             },
             SchemaType::Array => match node {
                 Json::Array(items) => {
-                    let item_schema = schema.value_schema.as_deref();
+                    let item_schema = schema.value_schema.as_ref();
                     Value::Array(
                         items
                             .iter()
@@ -512,8 +517,8 @@ impl JsonConverter {
                 _ => return Err(mismatch("array")),
             },
             SchemaType::Map => {
-                let key_schema = schema.key_schema.as_deref();
-                let value_schema = schema.value_schema.as_deref();
+                let key_schema = schema.key_schema.as_ref();
+                let value_schema = schema.value_schema.as_ref();
                 if key_schema.is_none_or(|k| k.schema_type == SchemaType::String) {
                     let Json::Object(entries) = node else {
                         return Err(DataError::new(format!(
@@ -567,8 +572,7 @@ impl JsonConverter {
                         node.node_type()
                     )));
                 }
-                let schema_ref = Arc::new(schema.clone());
-                let mut st = Struct::new(schema_ref);
+                let mut st = Struct::new(Arc::clone(schema));
                 for field in &schema.fields {
                     let v = self.to_connect_value(
                         Some(&field.schema),
@@ -629,7 +633,7 @@ impl JsonConverter {
             _ => return Err(DataError::new(ENVELOPE_ERROR)),
         };
         let schema = self.as_connect_schema(schema_node)?;
-        let value = self.to_connect_value(schema.as_deref(), payload)?;
+        let value = self.to_connect_value(schema.as_ref(), payload)?;
         Ok(SchemaAndValue::new(schema, value))
     }
 }
@@ -830,6 +834,30 @@ fn non_finite(s: &str) -> Option<f64> {
     }
 }
 
+/// Builds an object in insertion order where a repeated key replaces the earlier value in place,
+/// as Jackson's `ObjectNode.set` does, without a quadratic scan on large objects.
+#[derive(Default)]
+struct ObjectBuilder {
+    entries: Vec<(String, Json)>,
+    index: HashMap<String, usize>,
+}
+
+impl ObjectBuilder {
+    fn set(&mut self, key: String, value: Json) {
+        match self.index.get(&key) {
+            Some(&i) => self.entries[i].1 = value,
+            None => {
+                self.index.insert(key.clone(), self.entries.len());
+                self.entries.push((key, value));
+            }
+        }
+    }
+
+    fn finish(self) -> Json {
+        Json::Object(self.entries)
+    }
+}
+
 fn object_set(entries: &mut Vec<(String, Json)>, key: &str, value: Json) {
     match entries.iter_mut().find(|(k, _)| k == key) {
         Some(slot) => slot.1 = value,
@@ -974,11 +1002,11 @@ impl Reader<'_> {
             None => Err(self.error("unexpected end of input")),
             Some(b'{') => {
                 self.pos += 1;
-                let mut entries: Vec<(String, Json)> = Vec::new();
+                let mut entries = ObjectBuilder::default();
                 self.skip_ws();
                 if self.peek() == Some(b'}') {
                     self.pos += 1;
-                    return Ok(Json::Object(entries));
+                    return Ok(entries.finish());
                 }
                 loop {
                     self.skip_ws();
@@ -992,13 +1020,13 @@ impl Reader<'_> {
                     }
                     self.pos += 1;
                     let v = self.value(depth + 1)?;
-                    object_set(&mut entries, &key, v);
+                    entries.set(key, v);
                     self.skip_ws();
                     match self.peek() {
                         Some(b',') => self.pos += 1,
                         Some(b'}') => {
                             self.pos += 1;
-                            return Ok(Json::Object(entries));
+                            return Ok(entries.finish());
                         }
                         _ => return Err(self.error("expected ',' or '}'")),
                     }
@@ -1689,6 +1717,63 @@ mod tests {
         assert_eq!(c.schema_from_json("null").unwrap(), None);
         let field: &Field = &schema.fields[0];
         assert_eq!(field.index, 0);
+    }
+
+    #[test]
+    fn schemaless_round_trips() {
+        let c = without_schemas();
+        let v = Value::Map(vec![
+            (Value::from("s"), Value::from("x")),
+            (Value::from("i"), Value::Int64(-7)),
+            (Value::from("d"), Value::Float64(0.25)),
+            (Value::from("b"), Value::Boolean(true)),
+            (Value::from("n"), Value::Null),
+            (
+                Value::from("a"),
+                Value::Array(vec![Value::Int64(1), Value::Map(vec![])]),
+            ),
+        ]);
+        let text = write(&c, None, &v);
+        assert_eq!(
+            text,
+            r#"{"s":"x","i":-7,"d":0.25,"b":true,"n":null,"a":[1,{}]}"#
+        );
+        assert_eq!(read(&c, &text), SchemaAndValue::new(None, v));
+    }
+
+    #[test]
+    fn duplicate_keys_replace_in_place() {
+        let c = without_schemas();
+        assert_eq!(
+            read(&c, r#"{"a":1,"b":2,"a":3}"#).value,
+            Value::Map(vec![
+                (Value::from("a"), Value::Int64(3)),
+                (Value::from("b"), Value::Int64(2))
+            ])
+        );
+        let big: String = (0..20_000)
+            .map(|i| format!("\"k{i}\":{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let sv = read(&c, &format!("{{{big}}}"));
+        assert!(matches!(sv.value, Value::Map(ref m) if m.len() == 20_000));
+    }
+
+    #[test]
+    fn read_structs_share_the_envelope_schema() {
+        let sv = read(
+            &with_schemas(),
+            r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"a"}],"optional":false,"name":"rec"},"payload":{"a":1,"ignored":2}}"#,
+        );
+        let schema = sv.schema.unwrap();
+        assert_eq!(*schema, *rec());
+        match sv.value {
+            Value::Struct(st) => {
+                assert!(Arc::ptr_eq(&st.schema, &schema));
+                assert_eq!(st.get("a"), Some(&Value::Int32(1)));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 
     #[test]

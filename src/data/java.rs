@@ -21,7 +21,15 @@ pub fn double_to_string(d: f64) -> String {
     if d == 0.0 {
         return if d.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
     }
-    format_java_float(&format!("{d:e}"), d.abs() >= 1e-3 && d.abs() < 1e7)
+    let mut sci = format!("{d:e}");
+    if !sci.contains('.') {
+        // Java considers two-digit candidates when one digit suffices and takes the closest
+        let two = format!("{d:.1e}");
+        if two.parse::<f64>() == Ok(d) {
+            sci = two;
+        }
+    }
+    format_java_float(&sci, d.abs() >= 1e-3 && d.abs() < 1e7)
 }
 
 /// `Float.toString(f)`: like [`double_to_string`] but with the shortest digits for a 32-bit float.
@@ -35,7 +43,14 @@ pub fn float_to_string(f: f32) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
     }
-    format_java_float(&format!("{f:e}"), f.abs() >= 1e-3 && f.abs() < 1e7)
+    let mut sci = format!("{f:e}");
+    if !sci.contains('.') {
+        let two = format!("{f:.1e}");
+        if two.parse::<f32>() == Ok(f) {
+            sci = two;
+        }
+    }
+    format_java_float(&sci, f.abs() >= 1e-3 && f.abs() < 1e7)
 }
 
 /// Turns Rust's shortest scientific form (`-1.5e-7`) into Java's layout.
@@ -46,7 +61,10 @@ fn format_java_float(sci: &str, plain: bool) -> String {
     };
     let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
     let mut out = String::with_capacity(digits.len() + 8);
     if negative {
         out.push('-');
@@ -176,6 +194,13 @@ mod tests {
         assert_eq!(double_to_string(f64::NAN), "NaN");
         assert_eq!(double_to_string(f64::NEG_INFINITY), "-Infinity");
         assert_eq!(double_to_string(1.2345678e20), "1.2345678E20");
+        assert_eq!(
+            double_to_string(f64::MIN_POSITIVE * f64::EPSILON),
+            "4.9E-324"
+        );
+        assert_eq!(double_to_string(f64::MAX), "1.7976931348623157E308");
+        assert_eq!(double_to_string(0.002), "0.002");
+        assert_eq!(double_to_string(2e22), "2.0E22");
     }
 
     #[test]
@@ -185,6 +210,8 @@ mod tests {
         assert_eq!(float_to_string(3.0e10), "3.0E10");
         assert_eq!(float_to_string(66000.0008), "66000.0");
         assert_eq!(float_to_string(300.01), "300.01");
+        assert_eq!(float_to_string(f32::from_bits(1)), "1.4E-45");
+        assert_eq!(float_to_string(f32::MAX), "3.4028235E38");
     }
 
     #[test]

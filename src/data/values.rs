@@ -703,6 +703,8 @@ mod tests {
         assert_eq!(parsed("123abc"), string("123abc"));
         assert_eq!(parsed("12:30"), string("12:30"));
         assert_eq!(parsed("   "), string("   "));
+        assert_eq!(parsed("\u{FFFF}"), string("\u{FFFF}"));
+        assert_eq!(parsed("+5"), (Some(SchemaType::Int8), Value::Int8(5)));
     }
 
     #[test]
