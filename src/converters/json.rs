@@ -674,6 +674,32 @@ impl HeaderConverter for JsonConverter {
     }
 }
 
+/// A Connect value as a `serde_json::Value`, written exactly as the schemaless JsonConverter
+/// writes it (what Kafka stores for offsets and what its REST API shows for them). A null value
+/// without a schema is JSON `null`.
+pub fn value_to_serde_json(
+    schema: Option<&Schema>,
+    value: &Value,
+) -> Result<serde_json::Value, DataError> {
+    match JsonConverter::schemaless().serialize(schema, value)? {
+        None => Ok(serde_json::Value::Null),
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            DataError::new(format!("Converting Kafka Connect data to JSON failed: {e}"))
+        }),
+    }
+}
+
+/// A `serde_json::Value` read as the schemaless JsonConverter reads JSON: integers become
+/// `Int64`, other numbers `Float64`, objects string-keyed maps.
+pub fn value_from_serde_json(json: &serde_json::Value) -> Result<Value, DataError> {
+    let bytes = serde_json::to_vec(json).map_err(|e| {
+        DataError::new(format!("Converting JSON to Kafka Connect data failed: {e}"))
+    })?;
+    JsonConverter::schemaless()
+        .deserialize(Some(&bytes))
+        .map(|sv| sv.value)
+}
+
 fn logical_to_connect(schema: &Schema, kind: LogicalKind, node: &Json) -> Result<Value, DataError> {
     match kind {
         LogicalKind::Decimal(_) => {
@@ -1774,6 +1800,23 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn serde_json_bridge() {
+        let json = serde_json::json!({"partition": {"filename": "/tmp/x"}, "offset": {"position": 42, "f": 1.5}});
+        let v = value_from_serde_json(&json).unwrap();
+        assert_eq!(
+            v.map_get(&Value::from("offset"))
+                .unwrap()
+                .map_get(&Value::from("position")),
+            Some(&Value::Int64(42))
+        );
+        assert_eq!(value_to_serde_json(None, &v).unwrap(), json);
+        assert_eq!(
+            value_to_serde_json(None, &Value::Null).unwrap(),
+            serde_json::Value::Null
+        );
     }
 
     #[test]
