@@ -1,0 +1,1138 @@
+//! Kafka Connect's data model: schemas, values, structs and logical types.
+//!
+//! This mirrors `org.apache.kafka.connect.data`. Connectors, transformations and converters all
+//! pass records around as a [`Value`] with an optional [`Schema`]; the converters in
+//! [`crate::converters`] turn them into bytes. Error texts follow Kafka's `DataException`
+//! messages where users can see them.
+//!
+//! Differences from the Java model, all deliberate:
+//! * Logical values keep their physical form (see [`logical`]): a `Decimal` is `Value::Bytes` of the
+//!   unscaled integer, `Date`/`Time` are `Value::Int32`, `Timestamp` is `Value::Int64`. Validation
+//!   therefore expects those variants where Java expects `BigDecimal` or `java.util.Date`.
+//! * Maps are insertion-ordered lists of pairs, so equality of two maps is order-sensitive.
+//! * [`SchemaBuilder::build`] never fails; [`SchemaBuilder::try_build`] reports what Kafka's
+//!   builder would have thrown.
+
+mod java;
+pub mod logical;
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+pub use java::{double_to_string, float_to_string};
+
+/// Kafka's `DataException`: a value, schema or payload that cannot be handled. The text is what a
+/// user sees (in task traces, REST errors and logs).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct DataError(pub String);
+
+impl DataError {
+    /// A `DataError` with the given message.
+    pub fn new(msg: impl Into<String>) -> Self {
+        DataError(msg.into())
+    }
+}
+
+/// The physical type of a schema, Kafka's `Schema.Type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SchemaType {
+    /// 8-bit signed integer.
+    Int8,
+    /// 16-bit signed integer.
+    Int16,
+    /// 32-bit signed integer.
+    Int32,
+    /// 64-bit signed integer.
+    Int64,
+    /// IEEE 754 single precision.
+    Float32,
+    /// IEEE 754 double precision.
+    Float64,
+    /// `true` / `false`.
+    Boolean,
+    /// UTF-8 text.
+    String,
+    /// Opaque bytes.
+    Bytes,
+    /// Ordered list with one item schema.
+    Array,
+    /// Key/value pairs with one key schema and one value schema.
+    Map,
+    /// Named, ordered fields each with its own schema.
+    Struct,
+}
+
+impl SchemaType {
+    /// Every type, in Kafka's declaration order.
+    pub const ALL: [SchemaType; 12] = [
+        SchemaType::Int8,
+        SchemaType::Int16,
+        SchemaType::Int32,
+        SchemaType::Int64,
+        SchemaType::Float32,
+        SchemaType::Float64,
+        SchemaType::Boolean,
+        SchemaType::String,
+        SchemaType::Bytes,
+        SchemaType::Array,
+        SchemaType::Map,
+        SchemaType::Struct,
+    ];
+
+    /// The name JsonConverter writes in a schema's `"type"` (`"float"` and `"double"` for the
+    /// floating-point types, the lower-case type name otherwise).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SchemaType::Int8 => "int8",
+            SchemaType::Int16 => "int16",
+            SchemaType::Int32 => "int32",
+            SchemaType::Int64 => "int64",
+            SchemaType::Float32 => "float",
+            SchemaType::Float64 => "double",
+            SchemaType::Boolean => "boolean",
+            SchemaType::String => "string",
+            SchemaType::Bytes => "bytes",
+            SchemaType::Array => "array",
+            SchemaType::Map => "map",
+            SchemaType::Struct => "struct",
+        }
+    }
+
+    /// Kafka's `Schema.Type.getName()`: the lower-case enum name (`"float32"`), which is also the
+    /// spelling `Cast` and friends accept in their configs.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemaType::Float32 => "float32",
+            SchemaType::Float64 => "float64",
+            other => other.as_str(),
+        }
+    }
+
+    /// The type whose JsonConverter schema name is `s` (see [`SchemaType::as_str`]).
+    pub fn from_json_name(s: &str) -> Option<SchemaType> {
+        SchemaType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// The type whose [`SchemaType::name`] is `s`, ignoring case, as `Schema.Type.valueOf`.
+    pub fn from_name(s: &str) -> Option<SchemaType> {
+        SchemaType::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(s))
+    }
+
+    /// Whether the type has no child schemas.
+    pub fn is_primitive(self) -> bool {
+        !matches!(
+            self,
+            SchemaType::Array | SchemaType::Map | SchemaType::Struct
+        )
+    }
+}
+
+/// Prints the Java enum constant (`INT32`), as Kafka does in its messages.
+impl fmt::Display for SchemaType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            SchemaType::Int8 => "INT8",
+            SchemaType::Int16 => "INT16",
+            SchemaType::Int32 => "INT32",
+            SchemaType::Int64 => "INT64",
+            SchemaType::Float32 => "FLOAT32",
+            SchemaType::Float64 => "FLOAT64",
+            SchemaType::Boolean => "BOOLEAN",
+            SchemaType::String => "STRING",
+            SchemaType::Bytes => "BYTES",
+            SchemaType::Array => "ARRAY",
+            SchemaType::Map => "MAP",
+            SchemaType::Struct => "STRUCT",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Schemas are immutable once built and shared between records, hence the `Arc`.
+pub type SchemaRef = Arc<Schema>;
+
+/// A Connect schema (Kafka's `ConnectSchema`). Child schemas are set only for the types that have
+/// them: `value_schema` for arrays (items) and maps (values), `key_schema` for maps, `fields` for
+/// structs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schema {
+    /// The physical type.
+    pub schema_type: SchemaType,
+    /// Whether `Value::Null` is acceptable.
+    pub optional: bool,
+    /// The value used in place of a null (subject to `replace.null.with.default`).
+    pub default_value: Option<Value>,
+    /// A name; logical types are recognised by it.
+    pub name: Option<String>,
+    /// A version number, for schema evolution.
+    pub version: Option<i32>,
+    /// Human-readable documentation.
+    pub doc: Option<String>,
+    /// Free-form string parameters (a decimal's `scale`, for one).
+    pub parameters: BTreeMap<String, String>,
+    /// Map key schema.
+    pub key_schema: Option<SchemaRef>,
+    /// Array item schema or map value schema.
+    pub value_schema: Option<SchemaRef>,
+    /// Struct fields, in order; each field's `index` is its position here.
+    pub fields: Vec<Field>,
+}
+
+/// A struct field: its name, position and schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    /// The field name.
+    pub name: String,
+    /// Position in the struct's field list and in [`Struct::values`].
+    pub index: usize,
+    /// The field's schema.
+    pub schema: SchemaRef,
+}
+
+macro_rules! schema_constructors {
+    ($($req:ident, $opt:ident, $t:expr, $what:literal;)*) => {
+        $(
+            #[doc = concat!("A required ", $what, " schema (Kafka's `Schema.", stringify!($req), "_SCHEMA`).")]
+            pub fn $req() -> SchemaRef {
+                Arc::new(Schema::new($t))
+            }
+            #[doc = concat!("An optional ", $what, " schema.")]
+            pub fn $opt() -> SchemaRef {
+                let mut s = Schema::new($t);
+                s.optional = true;
+                Arc::new(s)
+            }
+        )*
+    };
+}
+
+impl Schema {
+    /// A required schema of type `t` with nothing else set.
+    pub fn new(t: SchemaType) -> Self {
+        Schema {
+            schema_type: t,
+            optional: false,
+            default_value: None,
+            name: None,
+            version: None,
+            doc: None,
+            parameters: BTreeMap::new(),
+            key_schema: None,
+            value_schema: None,
+            fields: Vec::new(),
+        }
+    }
+
+    schema_constructors! {
+        int8, optional_int8, SchemaType::Int8, "INT8";
+        int16, optional_int16, SchemaType::Int16, "INT16";
+        int32, optional_int32, SchemaType::Int32, "INT32";
+        int64, optional_int64, SchemaType::Int64, "INT64";
+        float32, optional_float32, SchemaType::Float32, "FLOAT32";
+        float64, optional_float64, SchemaType::Float64, "FLOAT64";
+        boolean, optional_boolean, SchemaType::Boolean, "BOOLEAN";
+        string, optional_string, SchemaType::String, "STRING";
+        bytes, optional_bytes, SchemaType::Bytes, "BYTES";
+    }
+
+    /// The struct field called `name`, if this is a struct schema that has one.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The logical type this schema carries, if any.
+    pub fn logical(&self) -> Option<logical::LogicalKind> {
+        logical::kind_of(self)
+    }
+
+    /// Kafka's `ConnectSchema.validateValue(schema, value)`: checks `v` (recursively) against this
+    /// schema with Kafka's messages, e.g.
+    /// `Invalid value: null used for required value, schema type: INT32`.
+    pub fn validate_value(&self, v: &Value) -> Result<(), DataError> {
+        validate_value_at(self, v, "value")
+    }
+}
+
+/// Kafka's `ConnectSchema.toString()`: `Schema{name:TYPE}` or `Schema{TYPE}`.
+impl fmt::Display for Schema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "Schema{{{}:{}}}", n, self.schema_type),
+            None => write!(f, "Schema{{{}}}", self.schema_type),
+        }
+    }
+}
+
+/// `ConnectSchema.validateValue(field, schema, value)` with `location` being `value` or
+/// `field: "name"`, recursing into arrays, maps and structs.
+pub(crate) fn validate_value_at(
+    schema: &Schema,
+    value: &Value,
+    location: &str,
+) -> Result<(), DataError> {
+    if value.is_null() {
+        if !schema.optional {
+            return Err(DataError::new(format!(
+                "Invalid value: null used for required {location}, schema type: {}",
+                schema.schema_type
+            )));
+        }
+        return Ok(());
+    }
+    if !value_matches_type(schema.schema_type, value) {
+        let mut msg = String::from("Invalid Java object for schema");
+        if let Some(name) = &schema.name {
+            msg.push_str(&format!(" \"{name}\""));
+        }
+        msg.push_str(&format!(
+            " with type {}: {} for {location}",
+            schema.schema_type,
+            value.java_class()
+        ));
+        return Err(DataError::new(msg));
+    }
+    match value {
+        Value::Struct(s) => {
+            if !(std::ptr::eq(s.schema.as_ref(), schema) || *s.schema == *schema) {
+                return Err(DataError::new("Struct schemas do not match."));
+            }
+            s.validate()
+        }
+        Value::Array(items) => {
+            let loc = format!("element of array {location}");
+            let item_schema = schema
+                .value_schema
+                .as_deref()
+                .ok_or_else(|| DataError::new(format!("No schema defined for {loc}")))?;
+            items
+                .iter()
+                .try_for_each(|v| validate_value_at(item_schema, v, &loc))
+        }
+        Value::Map(entries) => {
+            let key_loc = format!("key of map {location}");
+            let value_loc = format!("value of map {location}");
+            let key_schema = schema
+                .key_schema
+                .as_deref()
+                .ok_or_else(|| DataError::new(format!("No schema defined for {key_loc}")))?;
+            let value_schema = schema
+                .value_schema
+                .as_deref()
+                .ok_or_else(|| DataError::new(format!("No schema defined for {value_loc}")))?;
+            entries.iter().try_for_each(|(k, v)| {
+                validate_value_at(key_schema, k, &key_loc)?;
+                validate_value_at(value_schema, v, &value_loc)
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn value_matches_type(t: SchemaType, v: &Value) -> bool {
+    matches!(
+        (t, v),
+        (SchemaType::Int8, Value::Int8(_))
+            | (SchemaType::Int16, Value::Int16(_))
+            | (SchemaType::Int32, Value::Int32(_))
+            | (SchemaType::Int64, Value::Int64(_))
+            | (SchemaType::Float32, Value::Float32(_))
+            | (SchemaType::Float64, Value::Float64(_))
+            | (SchemaType::Boolean, Value::Boolean(_))
+            | (SchemaType::String, Value::String(_))
+            | (SchemaType::Bytes, Value::Bytes(_))
+            | (SchemaType::Array, Value::Array(_))
+            | (SchemaType::Map, Value::Map(_))
+            | (SchemaType::Struct, Value::Struct(_))
+    )
+}
+
+/// Builds a [`Schema`] fluently, like Kafka's `SchemaBuilder`:
+/// `SchemaBuilder::struct_().name("x").field("a", Schema::int32()).optional().build()`.
+///
+/// Calls Kafka would reject (a field on a non-struct, a duplicate field name, a default value
+/// that does not fit) are remembered: [`SchemaBuilder::try_build`] reports the first of them,
+/// [`SchemaBuilder::build`] skips the field calls and keeps the default as given.
+#[derive(Clone, Debug)]
+pub struct SchemaBuilder {
+    schema: Schema,
+    errors: Vec<String>,
+}
+
+impl SchemaBuilder {
+    /// A builder for a required schema of type `t`.
+    pub fn new(t: SchemaType) -> Self {
+        SchemaBuilder {
+            schema: Schema::new(t),
+            errors: Vec::new(),
+        }
+    }
+
+    /// A builder starting from a copy of `schema`, to derive a changed schema from it.
+    pub fn from_schema(schema: &Schema) -> Self {
+        SchemaBuilder {
+            schema: schema.clone(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// `INT8` builder.
+    pub fn int8() -> Self {
+        Self::new(SchemaType::Int8)
+    }
+    /// `INT16` builder.
+    pub fn int16() -> Self {
+        Self::new(SchemaType::Int16)
+    }
+    /// `INT32` builder.
+    pub fn int32() -> Self {
+        Self::new(SchemaType::Int32)
+    }
+    /// `INT64` builder.
+    pub fn int64() -> Self {
+        Self::new(SchemaType::Int64)
+    }
+    /// `FLOAT32` builder.
+    pub fn float32() -> Self {
+        Self::new(SchemaType::Float32)
+    }
+    /// `FLOAT64` builder.
+    pub fn float64() -> Self {
+        Self::new(SchemaType::Float64)
+    }
+    /// `BOOLEAN` builder.
+    pub fn boolean() -> Self {
+        Self::new(SchemaType::Boolean)
+    }
+    /// `STRING` builder.
+    pub fn string() -> Self {
+        Self::new(SchemaType::String)
+    }
+    /// `BYTES` builder.
+    pub fn bytes() -> Self {
+        Self::new(SchemaType::Bytes)
+    }
+    /// `STRUCT` builder; add fields with [`SchemaBuilder::field`].
+    pub fn struct_() -> Self {
+        Self::new(SchemaType::Struct)
+    }
+    /// `ARRAY` builder with the given item schema.
+    pub fn array(items: SchemaRef) -> Self {
+        let mut b = Self::new(SchemaType::Array);
+        b.schema.value_schema = Some(items);
+        b
+    }
+    /// `MAP` builder with the given key and value schemas.
+    pub fn map(key: SchemaRef, value: SchemaRef) -> Self {
+        let mut b = Self::new(SchemaType::Map);
+        b.schema.key_schema = Some(key);
+        b.schema.value_schema = Some(value);
+        b
+    }
+
+    /// Marks the schema optional.
+    pub fn optional(mut self) -> Self {
+        self.schema.optional = true;
+        self
+    }
+    /// Marks the schema required (the default).
+    pub fn required(mut self) -> Self {
+        self.schema.optional = false;
+        self
+    }
+    /// Sets the default value; checked against the finished schema by [`SchemaBuilder::try_build`].
+    pub fn default_value(mut self, v: Value) -> Self {
+        self.schema.default_value = if v.is_null() { None } else { Some(v) };
+        self
+    }
+    /// Sets the name.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.schema.name = Some(name.into());
+        self
+    }
+    /// Sets the version.
+    pub fn version(mut self, version: i32) -> Self {
+        self.schema.version = Some(version);
+        self
+    }
+    /// Sets the documentation.
+    pub fn doc(mut self, doc: impl Into<String>) -> Self {
+        self.schema.doc = Some(doc.into());
+        self
+    }
+    /// Adds one parameter.
+    pub fn parameter(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.schema.parameters.insert(key.into(), value.into());
+        self
+    }
+    /// Adds several parameters.
+    pub fn parameters(mut self, params: &BTreeMap<String, String>) -> Self {
+        self.schema
+            .parameters
+            .extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self
+    }
+    /// Appends a struct field. Kafka refuses fields on other types and duplicate names; those
+    /// calls are skipped here and reported by [`SchemaBuilder::try_build`].
+    pub fn field(mut self, name: impl Into<String>, schema: SchemaRef) -> Self {
+        let name = name.into();
+        if self.schema.schema_type != SchemaType::Struct {
+            self.errors.push(format!(
+                "Cannot create fields on type {}",
+                self.schema.schema_type
+            ));
+        } else if self.schema.field(&name).is_some() {
+            self.errors.push(format!(
+                "Cannot create field because of field name duplication {name}"
+            ));
+        } else {
+            let index = self.schema.fields.len();
+            self.schema.fields.push(Field {
+                name,
+                index,
+                schema,
+            });
+        }
+        self
+    }
+
+    /// The schema as built so far, without validation.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Finishes the schema without validation (see the type's documentation).
+    pub fn build(self) -> SchemaRef {
+        Arc::new(self.schema)
+    }
+
+    /// Finishes the schema, failing as Kafka's builder would: on a rejected field call, or when the
+    /// default value does not validate (`Invalid default value: ...`).
+    pub fn try_build(self) -> Result<SchemaRef, DataError> {
+        if let Some(e) = self.errors.into_iter().next() {
+            return Err(DataError::new(e));
+        }
+        if let Some(d) = &self.schema.default_value {
+            self.schema
+                .validate_value(d)
+                .map_err(|e| DataError::new(format!("Invalid default value: {e}")))?;
+        }
+        Ok(Arc::new(self.schema))
+    }
+}
+
+/// A Connect value. Logical types keep their physical form (see [`logical`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// Java's `null`: an absent value or a tombstone.
+    Null,
+    /// `BOOLEAN`.
+    Boolean(bool),
+    /// `INT8`.
+    Int8(i8),
+    /// `INT16`.
+    Int16(i16),
+    /// `INT32`, also `Date` (days) and `Time` (millis of day).
+    Int32(i32),
+    /// `INT64`, also `Timestamp` (epoch millis).
+    Int64(i64),
+    /// `FLOAT32`.
+    Float32(f32),
+    /// `FLOAT64`.
+    Float64(f64),
+    /// `STRING`.
+    String(String),
+    /// `BYTES`, also `Decimal` (big-endian two's-complement unscaled value).
+    Bytes(Vec<u8>),
+    /// `ARRAY`.
+    Array(Vec<Value>),
+    /// `MAP`, in insertion order.
+    Map(Vec<(Value, Value)>),
+    /// `STRUCT`.
+    Struct(Struct),
+}
+
+impl Value {
+    /// Whether this is `Value::Null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    /// Kafka's `Schema.Type.getName()` of the value's own type (`"int32"`, `"float64"`, `"struct"`),
+    /// or `"null"`.
+    pub fn type_name(&self) -> &'static str {
+        match self.schema_type() {
+            Some(t) => t.name(),
+            None => "null",
+        }
+    }
+
+    /// The schema type a value of this variant has without a schema (`None` for null).
+    pub fn schema_type(&self) -> Option<SchemaType> {
+        Some(match self {
+            Value::Null => return None,
+            Value::Boolean(_) => SchemaType::Boolean,
+            Value::Int8(_) => SchemaType::Int8,
+            Value::Int16(_) => SchemaType::Int16,
+            Value::Int32(_) => SchemaType::Int32,
+            Value::Int64(_) => SchemaType::Int64,
+            Value::Float32(_) => SchemaType::Float32,
+            Value::Float64(_) => SchemaType::Float64,
+            Value::String(_) => SchemaType::String,
+            Value::Bytes(_) => SchemaType::Bytes,
+            Value::Array(_) => SchemaType::Array,
+            Value::Map(_) => SchemaType::Map,
+            Value::Struct(_) => SchemaType::Struct,
+        })
+    }
+
+    /// What Java's `value.getClass()` prints for the equivalent Java object
+    /// (`class java.lang.Integer`), used in Kafka's messages.
+    pub fn java_class(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Boolean(_) => "class java.lang.Boolean",
+            Value::Int8(_) => "class java.lang.Byte",
+            Value::Int16(_) => "class java.lang.Short",
+            Value::Int32(_) => "class java.lang.Integer",
+            Value::Int64(_) => "class java.lang.Long",
+            Value::Float32(_) => "class java.lang.Float",
+            Value::Float64(_) => "class java.lang.Double",
+            Value::String(_) => "class java.lang.String",
+            Value::Bytes(_) => "class [B",
+            Value::Array(_) => "class java.util.ArrayList",
+            Value::Map(_) => "class java.util.HashMap",
+            Value::Struct(_) => "class org.apache.kafka.connect.data.Struct",
+        }
+    }
+
+    /// Java's `String.valueOf(value)`, which is what Kafka's FileStreamSink and StringConverter
+    /// write: strings as they are, numbers as Java prints them (`1.0`, `1.0E10`), `null`, lists as
+    /// `[a, b]`, maps as `{k=v, k2=v2}` and structs as `Struct{a=1,b=x}`. Struct fields use their
+    /// schemas, so logical values inside structs print like Java's `BigDecimal` and
+    /// `java.util.Date` (in UTC).
+    ///
+    /// Bytes print as standard base64: Java would print an identity hash (`[B@1b6d3586`), which
+    /// carries no information.
+    pub fn to_java_string(&self) -> String {
+        self.to_java_string_with_schema(None)
+    }
+
+    /// [`Value::to_java_string`] for a value whose schema is known, so a top-level logical value
+    /// prints as Java prints its logical class: a `Decimal` as `BigDecimal.toString()` (`12.50`),
+    /// `Date`/`Time`/`Timestamp` as `java.util.Date.toString()` in UTC
+    /// (`Thu Jan 01 00:00:00 UTC 1970`).
+    pub fn to_java_string_with_schema(&self, schema: Option<&Schema>) -> String {
+        let mut out = String::new();
+        append_java_string(&mut out, self, schema);
+        out
+    }
+
+    /// The text of a `Value::String`.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value of a `Value::Boolean`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Boolean(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// Any integer variant widened to `i64`.
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int8(v) => Some(*v as i64),
+            Value::Int16(v) => Some(*v as i64),
+            Value::Int32(v) => Some(*v as i64),
+            Value::Int64(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Any numeric variant as `f64`.
+    pub fn as_f64(&self) -> Option<f64> {
+        match self {
+            Value::Float32(v) => Some(*v as f64),
+            Value::Float64(v) => Some(*v),
+            other => other.as_i64().map(|v| v as f64),
+        }
+    }
+
+    /// The value stored under `key` in a `Value::Map` (the last one if a key repeats).
+    pub fn map_get(&self, key: &Value) -> Option<&Value> {
+        match self {
+            Value::Map(entries) => entries.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+fn append_java_string(out: &mut String, value: &Value, schema: Option<&Schema>) {
+    use logical::LogicalKind;
+    if let Some(kind) = schema.and_then(Schema::logical) {
+        match (kind, value) {
+            (LogicalKind::Decimal(scale), Value::Bytes(b)) => {
+                out.push_str(&logical::decimal_to_string(b, scale));
+                return;
+            }
+            (LogicalKind::Date, Value::Int32(days)) => {
+                out.push_str(&java::java_date_to_string(
+                    *days as i64 * java::MILLIS_PER_DAY,
+                ));
+                return;
+            }
+            (LogicalKind::Time, Value::Int32(ms)) => {
+                out.push_str(&java::java_date_to_string(*ms as i64));
+                return;
+            }
+            (LogicalKind::Timestamp, Value::Int64(ms)) => {
+                out.push_str(&java::java_date_to_string(*ms));
+                return;
+            }
+            _ => {}
+        }
+    }
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int8(v) => out.push_str(&v.to_string()),
+        Value::Int16(v) => out.push_str(&v.to_string()),
+        Value::Int32(v) => out.push_str(&v.to_string()),
+        Value::Int64(v) => out.push_str(&v.to_string()),
+        Value::Float32(v) => out.push_str(&java::float_to_string(*v)),
+        Value::Float64(v) => out.push_str(&java::double_to_string(*v)),
+        Value::String(s) => out.push_str(s),
+        Value::Bytes(b) => {
+            use base64::Engine as _;
+            out.push_str(&base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        Value::Array(items) => {
+            let item_schema = schema.and_then(|s| s.value_schema.as_deref());
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                append_java_string(out, item, item_schema);
+            }
+            out.push(']');
+        }
+        Value::Map(entries) => {
+            let key_schema = schema.and_then(|s| s.key_schema.as_deref());
+            let value_schema = schema.and_then(|s| s.value_schema.as_deref());
+            out.push('{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                append_java_string(out, k, key_schema);
+                out.push('=');
+                append_java_string(out, v, value_schema);
+            }
+            out.push('}');
+        }
+        Value::Struct(s) => {
+            out.push_str("Struct{");
+            let mut first = true;
+            for (field, v) in s.schema.fields.iter().zip(&s.values) {
+                if v.is_null() {
+                    continue;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(&field.name);
+                out.push('=');
+                append_java_string(out, v, Some(&field.schema));
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// [`Value::to_java_string`].
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_java_string())
+    }
+}
+
+macro_rules! value_from {
+    ($($t:ty => $variant:ident),* $(,)?) => {
+        $(impl From<$t> for Value {
+            fn from(v: $t) -> Self {
+                Value::$variant(v.into())
+            }
+        })*
+    };
+}
+
+value_from! {
+    bool => Boolean, i8 => Int8, i16 => Int16, i32 => Int32, i64 => Int64, f32 => Float32,
+    f64 => Float64, String => String, &str => String, Vec<u8> => Bytes, Vec<Value> => Array,
+    Struct => Struct,
+}
+
+/// A struct value: a schema and one value per field (Kafka's `Struct`). Unset fields hold
+/// `Value::Null`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Struct {
+    /// The struct's schema (of type `STRUCT`).
+    pub schema: SchemaRef,
+    /// Field values, by field index.
+    pub values: Vec<Value>,
+}
+
+impl Struct {
+    /// An empty struct (every field null) for `schema`. A non-struct schema yields a struct with no
+    /// fields that [`Struct::validate`] rejects; [`Struct::try_new`] refuses it up front.
+    pub fn new(schema: SchemaRef) -> Self {
+        let values = vec![Value::Null; schema.fields.len()];
+        Struct { schema, values }
+    }
+
+    /// Like [`Struct::new`], with Kafka's `Not a struct schema: ...` for non-struct schemas.
+    pub fn try_new(schema: SchemaRef) -> Result<Self, DataError> {
+        if schema.schema_type != SchemaType::Struct {
+            return Err(DataError::new(format!("Not a struct schema: {schema}")));
+        }
+        Ok(Struct::new(schema))
+    }
+
+    /// Sets a field after validating the value against the field's schema, as Kafka's
+    /// `Struct.put` does (`<name> is not a valid field name` for unknown fields).
+    pub fn put(&mut self, name: &str, value: impl Into<Value>) -> Result<&mut Self, DataError> {
+        let value = value.into();
+        let field = self.lookup_field(name)?;
+        validate_value_at(&field.schema, &value, &format!("field: \"{}\"", field.name))?;
+        let index = field.index;
+        self.values[index] = value;
+        Ok(self)
+    }
+
+    /// Builder-style [`Struct::put`], for constructing structs in one expression.
+    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Result<Self, DataError> {
+        self.put(name, value)?;
+        Ok(self)
+    }
+
+    /// The field's value, or the field schema's default when the value is null (Kafka's
+    /// `Struct.get`). `None` for an unknown field.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        let field = self.schema.field(name)?;
+        let v = self.values.get(field.index)?;
+        match (v, &field.schema.default_value) {
+            (Value::Null, Some(d)) => Some(d),
+            _ => Some(v),
+        }
+    }
+
+    /// The field's stored value, ignoring defaults (Kafka's `getWithoutDefault`).
+    pub fn get_without_default(&self, name: &str) -> Option<&Value> {
+        let field = self.schema.field(name)?;
+        self.values.get(field.index)
+    }
+
+    /// Kafka's `Struct.validate()`: every field's value must fit its schema; nulls are fine for
+    /// optional fields and fields with a default.
+    pub fn validate(&self) -> Result<(), DataError> {
+        if self.schema.schema_type != SchemaType::Struct {
+            return Err(DataError::new(format!(
+                "Not a struct schema: {}",
+                self.schema
+            )));
+        }
+        if self.values.len() != self.schema.fields.len() {
+            return Err(DataError::new(
+                "Struct values do not match the number of schema fields.",
+            ));
+        }
+        for (field, v) in self.schema.fields.iter().zip(&self.values) {
+            if v.is_null() && (field.schema.optional || field.schema.default_value.is_some()) {
+                continue;
+            }
+            validate_value_at(&field.schema, v, &format!("field: \"{}\"", field.name))?;
+        }
+        Ok(())
+    }
+
+    fn lookup_field(&self, name: &str) -> Result<&Field, DataError> {
+        self.schema
+            .field(name)
+            .ok_or_else(|| DataError::new(format!("{name} is not a valid field name")))
+    }
+}
+
+/// Kafka's `Struct.toString()`: `Struct{a=1,b=x}`, null fields left out.
+impl fmt::Display for Struct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = String::new();
+        append_java_string(&mut out, &Value::Struct(self.clone()), None);
+        f.write_str(&out)
+    }
+}
+
+/// A value with its (optional) schema, as converters produce them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchemaAndValue {
+    /// The schema, or `None` for schemaless data.
+    pub schema: Option<SchemaRef>,
+    /// The value.
+    pub value: Value,
+}
+
+impl SchemaAndValue {
+    /// Pairs a schema and a value.
+    pub fn new(schema: Option<SchemaRef>, value: Value) -> Self {
+        SchemaAndValue { schema, value }
+    }
+
+    /// Kafka's `SchemaAndValue.NULL`: no schema, null value.
+    pub fn null() -> Self {
+        SchemaAndValue {
+            schema: None,
+            value: Value::Null,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec() -> SchemaRef {
+        SchemaBuilder::struct_()
+            .name("rec")
+            .field("a", Schema::int32())
+            .field("b", Schema::optional_string())
+            .build()
+    }
+
+    #[test]
+    fn schema_type_names() {
+        assert_eq!(SchemaType::Float32.as_str(), "float");
+        assert_eq!(SchemaType::Float64.as_str(), "double");
+        assert_eq!(SchemaType::Float64.name(), "float64");
+        assert_eq!(SchemaType::Int32.to_string(), "INT32");
+        assert_eq!(
+            SchemaType::from_json_name("double"),
+            Some(SchemaType::Float64)
+        );
+        assert_eq!(SchemaType::from_name("FLOAT32"), Some(SchemaType::Float32));
+        assert_eq!(SchemaType::from_json_name("float64"), None);
+    }
+
+    #[test]
+    fn builder_builds_structs() {
+        let s = SchemaBuilder::struct_()
+            .name("x")
+            .field("a", Schema::int32())
+            .optional()
+            .version(3)
+            .doc("d")
+            .parameter("k", "v")
+            .build();
+        assert!(s.optional);
+        assert_eq!(s.name.as_deref(), Some("x"));
+        assert_eq!(s.field("a").unwrap().index, 0);
+        assert_eq!(s.version, Some(3));
+        assert_eq!(s.to_string(), "Schema{x:STRUCT}");
+        assert_eq!(Schema::int8().to_string(), "Schema{INT8}");
+    }
+
+    #[test]
+    fn builder_reports_kafka_errors() {
+        let e = SchemaBuilder::int32()
+            .field("a", Schema::int32())
+            .try_build()
+            .unwrap_err();
+        assert_eq!(e.0, "Cannot create fields on type INT32");
+        let e = SchemaBuilder::struct_()
+            .field("a", Schema::int32())
+            .field("a", Schema::string())
+            .try_build()
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Cannot create field because of field name duplication a"
+        );
+        let e = SchemaBuilder::int32()
+            .default_value(Value::from("x"))
+            .try_build()
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Invalid default value: Invalid Java object for schema with type INT32: class java.lang.String for value"
+        );
+        assert!(SchemaBuilder::int32()
+            .default_value(Value::Int32(5))
+            .try_build()
+            .is_ok());
+    }
+
+    #[test]
+    fn validate_value_messages() {
+        let e = Schema::int32().validate_value(&Value::Null).unwrap_err();
+        assert_eq!(
+            e.0,
+            "Invalid value: null used for required value, schema type: INT32"
+        );
+        assert!(Schema::optional_int32()
+            .validate_value(&Value::Null)
+            .is_ok());
+        let d = logical::decimal(2).build();
+        let e = d.validate_value(&Value::Int32(1)).unwrap_err();
+        assert_eq!(
+            e.0,
+            "Invalid Java object for schema \"org.apache.kafka.connect.data.Decimal\" with type BYTES: class java.lang.Integer for value"
+        );
+        let arr = SchemaBuilder::array(Schema::string()).build();
+        let e = arr
+            .validate_value(&Value::Array(vec![Value::from("a"), Value::Int8(1)]))
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Invalid Java object for schema with type STRING: class java.lang.Byte for element of array value"
+        );
+        let map = SchemaBuilder::map(Schema::string(), Schema::int64()).build();
+        assert!(map
+            .validate_value(&Value::Map(vec![(Value::from("k"), Value::Int64(1))]))
+            .is_ok());
+        let e = map
+            .validate_value(&Value::Map(vec![(Value::from("k"), Value::Null)]))
+            .unwrap_err();
+        assert_eq!(
+            e.0,
+            "Invalid value: null used for required value of map value, schema type: INT64"
+        );
+    }
+
+    #[test]
+    fn struct_put_get_validate() {
+        let mut s = Struct::new(rec());
+        s.put("a", 1).unwrap();
+        assert_eq!(s.get("a"), Some(&Value::Int32(1)));
+        assert_eq!(s.get("b"), Some(&Value::Null));
+        assert_eq!(s.get("zz"), None);
+        let e = s.put("a", "x").unwrap_err();
+        assert_eq!(
+            e.0,
+            "Invalid Java object for schema with type INT32: class java.lang.String for field: \"a\""
+        );
+        assert_eq!(
+            s.put("zz", 1).unwrap_err().0,
+            "zz is not a valid field name"
+        );
+        assert!(s.validate().is_ok());
+        let empty = Struct::new(rec());
+        assert_eq!(
+            empty.validate().unwrap_err().0,
+            "Invalid value: null used for required field: \"a\", schema type: INT32"
+        );
+        assert_eq!(
+            Struct::try_new(Schema::int32()).unwrap_err().0,
+            "Not a struct schema: Schema{INT32}"
+        );
+        let other = SchemaBuilder::struct_()
+            .name("other")
+            .field("a", Schema::int32())
+            .build();
+        let wrapper = SchemaBuilder::struct_().field("inner", rec()).build();
+        let mut w = Struct::new(wrapper);
+        let inner = Struct::new(other).with("a", 1).unwrap();
+        assert_eq!(
+            w.put("inner", inner).unwrap_err().0,
+            "Struct schemas do not match."
+        );
+    }
+
+    #[test]
+    fn struct_defaults() {
+        let schema = SchemaBuilder::struct_()
+            .field(
+                "a",
+                SchemaBuilder::int32()
+                    .default_value(Value::Int32(7))
+                    .build(),
+            )
+            .build();
+        let s = Struct::new(schema);
+        assert_eq!(s.get("a"), Some(&Value::Int32(7)));
+        assert_eq!(s.get_without_default("a"), Some(&Value::Null));
+        assert!(s.validate().is_ok());
+    }
+
+    #[test]
+    fn java_strings() {
+        assert_eq!(Value::from("abc").to_java_string(), "abc");
+        assert_eq!(Value::Float64(1.0).to_java_string(), "1.0");
+        assert_eq!(Value::Float64(1e10).to_java_string(), "1.0E10");
+        assert_eq!(Value::Float32(0.1).to_java_string(), "0.1");
+        assert_eq!(Value::Int64(-5).to_java_string(), "-5");
+        assert_eq!(Value::Boolean(true).to_java_string(), "true");
+        assert_eq!(Value::Null.to_java_string(), "null");
+        assert_eq!(Value::Bytes(b"hi".to_vec()).to_java_string(), "aGk=");
+        assert_eq!(
+            Value::Array(vec![Value::from("a"), Value::from("b"), Value::Null]).to_java_string(),
+            "[a, b, null]"
+        );
+        assert_eq!(
+            Value::Map(vec![
+                (Value::from("k"), Value::Int32(1)),
+                (Value::from("k2"), Value::from("v2"))
+            ])
+            .to_java_string(),
+            "{k=1, k2=v2}"
+        );
+        let s = Struct::new(rec())
+            .with("a", 1)
+            .unwrap()
+            .with("b", "x")
+            .unwrap();
+        assert_eq!(Value::Struct(s.clone()).to_java_string(), "Struct{a=1,b=x}");
+        assert_eq!(s.to_string(), "Struct{a=1,b=x}");
+        let s = Struct::new(rec()).with("a", 1).unwrap();
+        assert_eq!(s.to_string(), "Struct{a=1}");
+    }
+
+    #[test]
+    fn java_strings_of_logical_values() {
+        let dec = logical::decimal(2).build();
+        let v = Value::Bytes(logical::decimal_from_str("12.50", 2).unwrap());
+        assert_eq!(v.to_java_string_with_schema(Some(&dec)), "12.50");
+        let date = logical::date().build();
+        assert_eq!(
+            Value::Int32(1).to_java_string_with_schema(Some(&date)),
+            "Fri Jan 02 00:00:00 UTC 1970"
+        );
+        let ts = logical::timestamp().build();
+        assert_eq!(
+            Value::Int64(1_700_000_000_000).to_java_string_with_schema(Some(&ts)),
+            "Tue Nov 14 22:13:20 UTC 2023"
+        );
+        let schema = SchemaBuilder::struct_().field("d", dec).build();
+        let s = Struct::new(schema).with("d", v).unwrap();
+        assert_eq!(s.to_string(), "Struct{d=12.50}");
+    }
+
+    #[test]
+    fn value_helpers() {
+        assert_eq!(Value::Int16(3).type_name(), "int16");
+        assert_eq!(Value::Null.type_name(), "null");
+        assert_eq!(Value::Int16(3).as_i64(), Some(3));
+        assert_eq!(Value::Float32(1.5).as_f64(), Some(1.5));
+        let m = Value::Map(vec![(Value::from("a"), Value::Int8(1))]);
+        assert_eq!(m.map_get(&Value::from("a")), Some(&Value::Int8(1)));
+    }
+}
