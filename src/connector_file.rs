@@ -22,7 +22,8 @@ fn missing_name(path: &str) -> String {
 /// A message naming the file and what is wrong with it.
 pub fn read(path: &Path) -> Result<StartupConnector, String> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("Cannot read connector file '{shown}': {e}"))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("Cannot read connector file '{shown}': {e}"))?;
     parse(&shown, &text)
 }
 
@@ -34,13 +35,23 @@ pub fn parse(path: &str, text: &str) -> Result<StartupConnector, String> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         let value: Json = serde_json::from_str(text).map_err(|e| {
-            format!("Connector file '{path}' is not valid JSON: {e} (line {}, column {})", e.line(), e.column())
+            format!(
+                "Connector file '{path}' is not valid JSON: {e} (line {}, column {})",
+                e.line(),
+                e.column()
+            )
         })?;
         let Json::Object(object) = value else {
             return Err(format!("Connector file '{path}' must hold a JSON object"));
         };
         return if object.values().all(Json::is_string) {
-            from_flat(path, object.into_iter().map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string())).collect())
+            from_flat(
+                path,
+                object
+                    .into_iter()
+                    .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_string()))
+                    .collect(),
+            )
         } else {
             from_request(path, object)
         };
@@ -50,15 +61,29 @@ pub fn parse(path: &str, text: &str) -> Result<StartupConnector, String> {
 }
 
 fn from_flat(path: &str, config: BTreeMap<String, String>) -> Result<StartupConnector, String> {
-    let name = config.get("name").map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).ok_or_else(|| missing_name(path))?;
-    Ok(StartupConnector { source: path.to_string(), name, config, initial_state: None, offsets: None })
+    let name = config
+        .get("name")
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| missing_name(path))?;
+    Ok(StartupConnector {
+        source: path.to_string(),
+        name,
+        config,
+        initial_state: None,
+        offsets: None,
+    })
 }
 
 fn from_request(path: &str, mut object: Map<String, Json>) -> Result<StartupConnector, String> {
     let name = match object.remove("name") {
         Some(Json::String(n)) if !n.trim().is_empty() => n.trim().to_string(),
         Some(Json::String(_)) | Some(Json::Null) | None => return Err(missing_name(path)),
-        Some(other) => return Err(format!("Connector file '{path}': 'name' must be a string, not {other}")),
+        Some(other) => {
+            return Err(format!(
+                "Connector file '{path}': 'name' must be a string, not {other}"
+            ))
+        }
     };
     let config = match object.remove("config") {
         Some(Json::Object(c)) => c,
@@ -71,7 +96,11 @@ fn from_request(path: &str, mut object: Map<String, Json>) -> Result<StartupConn
             Json::String(s) => s,
             Json::Number(n) => n.to_string(),
             Json::Bool(b) => b.to_string(),
-            other => return Err(format!("Connector file '{path}': config key '{k}' must be a string, not {other}")),
+            other => {
+                return Err(format!(
+                    "Connector file '{path}': config key '{k}' must be a string, not {other}"
+                ))
+            }
         };
         flat.insert(k, v);
     }
@@ -105,7 +134,13 @@ fn from_request(path: &str, mut object: Map<String, Json>) -> Result<StartupConn
         ),
     };
     // Other top-level fields are ignored, as Kafka ignores them.
-    Ok(StartupConnector { source: path.to_string(), name, config: flat, initial_state, offsets })
+    Ok(StartupConnector {
+        source: path.to_string(),
+        name,
+        config: flat,
+        initial_state,
+        offsets,
+    })
 }
 
 #[cfg(test)]
@@ -114,7 +149,11 @@ mod tests {
 
     #[test]
     fn flat_json() {
-        let c = parse("a.json", r#"{"name":"x","connector.class":"FileStreamSource","topic":"t"}"#).unwrap();
+        let c = parse(
+            "a.json",
+            r#"{"name":"x","connector.class":"FileStreamSource","topic":"t"}"#,
+        )
+        .unwrap();
         assert_eq!(c.name, "x");
         assert_eq!(c.config.get("topic").map(String::as_str), Some("t"));
         assert_eq!(c.initial_state, None);
@@ -140,17 +179,33 @@ mod tests {
         );
         let e = parse("d.json", r#"{"name":"a","config":{"name":"b"}}"#).unwrap_err();
         assert!(e.contains("doesn't match") && e.contains("d.json"), "{e}");
-        let e = parse("e.json", r#"{"name":"a","config":{},"initial_state":"FOO"}"#).unwrap_err();
-        assert!(e.contains("RUNNING, PAUSED and STOPPED") && e.contains("e.json"), "{e}");
+        let e = parse(
+            "e.json",
+            r#"{"name":"a","config":{},"initial_state":"FOO"}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("RUNNING, PAUSED and STOPPED") && e.contains("e.json"),
+            "{e}"
+        );
         let e = parse("f.json", "{\"name\": \n ").unwrap_err();
         assert!(e.contains("line") && e.contains("f.json"), "{e}");
-        assert!(parse("g.properties", "connector.class=X\n").unwrap_err().contains("'g.properties'"));
+        assert!(parse("g.properties", "connector.class=X\n")
+            .unwrap_err()
+            .contains("'g.properties'"));
     }
 
     #[test]
     fn properties() {
-        let c = parse("h.properties", "# comment\nname = local-file-source\nconnector.class: FileStreamSource\n").unwrap();
+        let c = parse(
+            "h.properties",
+            "# comment\nname = local-file-source\nconnector.class: FileStreamSource\n",
+        )
+        .unwrap();
         assert_eq!(c.name, "local-file-source");
-        assert_eq!(c.config.get("connector.class").map(String::as_str), Some("FileStreamSource"));
+        assert_eq!(
+            c.config.get("connector.class").map(String::as_str),
+            Some("FileStreamSource")
+        );
     }
 }

@@ -32,7 +32,10 @@ fn levels() -> &'static Mutex<Levels> {
     LEVELS.get_or_init(|| {
         Mutex::new(Levels {
             handle: None,
-            root: LoggerLevel { level: "INFO".into(), last_modified: None },
+            root: LoggerLevel {
+                level: "INFO".into(),
+                last_modified: None,
+            },
             loggers: BTreeMap::new(),
         })
     })
@@ -46,7 +49,11 @@ pub fn init() {
     let (layer, handle) = reload::Layer::new(filter);
     let installed = tracing_subscriber::registry()
         .with(layer)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_target(true))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_target(true),
+        )
         .try_init();
     if installed.is_ok() {
         levels().lock().expect("levels lock").handle = Some(handle);
@@ -75,9 +82,15 @@ fn target_of(logger: &str) -> String {
 
 fn apply(levels: &Levels) {
     let Some(handle) = &levels.handle else { return };
-    let mut directives = vec![filter_level(&levels.root.level).unwrap_or("info").to_string()];
+    let mut directives = vec![filter_level(&levels.root.level)
+        .unwrap_or("info")
+        .to_string()];
     for (name, l) in &levels.loggers {
-        directives.push(format!("{}={}", target_of(name), filter_level(&l.level).unwrap_or("info")));
+        directives.push(format!(
+            "{}={}",
+            target_of(name),
+            filter_level(&l.level).unwrap_or("info")
+        ));
     }
     match EnvFilter::try_new(directives.join(",")) {
         Ok(filter) => {
@@ -113,7 +126,10 @@ pub fn set(name: &str, level: &str, now_ms: i64) -> Option<Vec<String>> {
     let mut changed = Vec::new();
     if name.eq_ignore_ascii_case("root") {
         if l.root.level != level {
-            l.root = LoggerLevel { level: level.clone(), last_modified: Some(now_ms) };
+            l.root = LoggerLevel {
+                level: level.clone(),
+                last_modified: Some(now_ms),
+            };
         }
         changed.push("root".to_string());
         let names: Vec<String> = l.loggers.keys().cloned().collect();
@@ -125,7 +141,12 @@ pub fn set(name: &str, level: &str, now_ms: i64) -> Option<Vec<String>> {
         set_one(&mut l.loggers, name, &level, now_ms);
         changed.push(name.to_string());
         let prefix = format!("{name}.");
-        let descendants: Vec<String> = l.loggers.keys().filter(|n| n.starts_with(&prefix)).cloned().collect();
+        let descendants: Vec<String> = l
+            .loggers
+            .keys()
+            .filter(|n| n.starts_with(&prefix))
+            .cloned()
+            .collect();
         for n in descendants {
             set_one(&mut l.loggers, &n, &level, now_ms);
             changed.push(n);
@@ -139,9 +160,20 @@ pub fn set(name: &str, level: &str, now_ms: i64) -> Option<Vec<String>> {
 fn set_one(loggers: &mut BTreeMap<String, LoggerLevel>, name: &str, level: &str, now_ms: i64) {
     match loggers.get_mut(name) {
         Some(existing) if existing.level == level => {}
-        Some(existing) => *existing = LoggerLevel { level: level.to_string(), last_modified: Some(now_ms) },
+        Some(existing) => {
+            *existing = LoggerLevel {
+                level: level.to_string(),
+                last_modified: Some(now_ms),
+            }
+        }
         None => {
-            loggers.insert(name.to_string(), LoggerLevel { level: level.to_string(), last_modified: Some(now_ms) });
+            loggers.insert(
+                name.to_string(),
+                LoggerLevel {
+                    level: level.to_string(),
+                    last_modified: Some(now_ms),
+                },
+            );
         }
     }
 }
@@ -153,7 +185,10 @@ mod tests {
     #[test]
     fn kafka_names_map_to_liteconnect_targets() {
         assert_eq!(target_of("org.apache.kafka.connect"), "liteconnect");
-        assert_eq!(target_of("org.apache.kafka.connect.worker"), "liteconnect::worker");
+        assert_eq!(
+            target_of("org.apache.kafka.connect.worker"),
+            "liteconnect::worker"
+        );
         assert_eq!(target_of("liteconnect::rest"), "liteconnect::rest");
         assert_eq!(filter_level("fatal"), Some("error"));
         assert_eq!(filter_level("LOUD"), None);

@@ -86,17 +86,41 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { json, files }) => validate(json, &files),
         Some(Command::Run { files }) => run(&files),
-        Some(Command::Export { from, out, connectors }) => client_command(async move {
-            let written = liteconnect::migrate::export(&liteconnect::migrate::Endpoint::new(&from), &connectors, &out).await?;
+        Some(Command::Export {
+            from,
+            out,
+            connectors,
+        }) => client_command(async move {
+            let written = liteconnect::migrate::export(
+                &liteconnect::migrate::Endpoint::new(&from),
+                &connectors,
+                &out,
+            )
+            .await?;
             for p in written {
                 println!("{}", p.display());
             }
             Ok(())
         }),
-        Some(Command::Migrate { from, to, leave_stopped, delete_source, connectors }) => client_command(async move {
-            let options = liteconnect::migrate::MigrateOptions { leave_stopped, delete_source };
-            let (from, to) = (liteconnect::migrate::Endpoint::new(&from), liteconnect::migrate::Endpoint::new(&to));
-            liteconnect::migrate::migrate(&from, &to, &connectors, options, &mut |line| println!("{line}")).await
+        Some(Command::Migrate {
+            from,
+            to,
+            leave_stopped,
+            delete_source,
+            connectors,
+        }) => client_command(async move {
+            let options = liteconnect::migrate::MigrateOptions {
+                leave_stopped,
+                delete_source,
+            };
+            let (from, to) = (
+                liteconnect::migrate::Endpoint::new(&from),
+                liteconnect::migrate::Endpoint::new(&to),
+            );
+            liteconnect::migrate::migrate(&from, &to, &connectors, options, &mut |line| {
+                println!("{line}")
+            })
+            .await
         }),
         None => run(&cli.files),
     }
@@ -104,7 +128,10 @@ fn main() -> ExitCode {
 
 /// Runs a REST client command; a failure prints its message and exits 1.
 fn client_command(f: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("Cannot start the async runtime: {e}");
@@ -126,8 +153,10 @@ fn load_worker_config(path: Option<&PathBuf>) -> Result<WorkerConfig, String> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("Cannot read the worker config '{}': {e}", path.display()))?;
-    let props = parse_properties(&text).map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
-    WorkerConfig::from_props(props.into_iter().collect()).map_err(|e| format!("Worker config '{}': {e}", path.display()))
+    let props =
+        parse_properties(&text).map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
+    WorkerConfig::from_props(props.into_iter().collect())
+        .map_err(|e| format!("Worker config '{}': {e}", path.display()))
 }
 
 fn run(files: &[PathBuf]) -> ExitCode {
@@ -161,7 +190,10 @@ fn run(files: &[PathBuf]) -> ExitCode {
             }
         }
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("Cannot start the async runtime: {e}");
@@ -174,7 +206,10 @@ fn run(files: &[PathBuf]) -> ExitCode {
 async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitCode {
     let listener_config = config.listeners[0].clone();
     if listener_config.scheme != "http" {
-        eprintln!("Listener {}://{}:{}: only http listeners are supported in this version", listener_config.scheme, listener_config.host, listener_config.port);
+        eprintln!(
+            "Listener {}://{}:{}: only http listeners are supported in this version",
+            listener_config.scheme, listener_config.host, listener_config.port
+        );
         return ExitCode::from(EXIT_WORKER_CONFIG);
     }
     for extra in &config.listeners[1..] {
@@ -211,13 +246,14 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(t) => t,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(t) => t,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
@@ -241,11 +277,18 @@ fn validate(json: bool, files: &[PathBuf]) -> ExitCode {
                 continue;
             }
         };
-        let config = connector.config.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+        let config = connector
+            .config
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
         match plugins.validate(&config) {
             Ok(infos) => {
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&infos).unwrap_or_default());
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&infos).unwrap_or_default()
+                    );
                 }
                 if infos.error_count > 0 {
                     failed = true;
@@ -258,7 +301,12 @@ fn validate(json: bool, files: &[PathBuf]) -> ExitCode {
                         }
                     }
                 } else if !json {
-                    println!("{}: valid ({} {})", path.display(), connector.name, infos.name);
+                    println!(
+                        "{}: valid ({} {})",
+                        path.display(),
+                        connector.name,
+                        infos.name
+                    );
                 }
             }
             Err(e) => {

@@ -138,17 +138,35 @@ mod tests {
 
     #[test]
     fn legacy_only_and_unknown_values() {
-        assert_eq!(TargetState::from_columns(Some("PAUSED"), None), Some(TargetState::Paused));
-        assert_eq!(TargetState::from_columns(Some("STARTED"), None), Some(TargetState::Started));
-        assert_eq!(TargetState::from_columns(Some("PAUSED"), Some("BOGUS")), Some(TargetState::Paused));
+        assert_eq!(
+            TargetState::from_columns(Some("PAUSED"), None),
+            Some(TargetState::Paused)
+        );
+        assert_eq!(
+            TargetState::from_columns(Some("STARTED"), None),
+            Some(TargetState::Started)
+        );
+        assert_eq!(
+            TargetState::from_columns(Some("PAUSED"), Some("BOGUS")),
+            Some(TargetState::Paused)
+        );
         assert_eq!(TargetState::from_columns(Some("BOGUS"), None), None);
     }
 
     #[test]
     fn initial_state_is_case_insensitive() {
-        assert_eq!(TargetState::from_initial_state("running"), Some(TargetState::Started));
-        assert_eq!(TargetState::from_initial_state("Paused"), Some(TargetState::Paused));
-        assert_eq!(TargetState::from_initial_state("STOPPED"), Some(TargetState::Stopped));
+        assert_eq!(
+            TargetState::from_initial_state("running"),
+            Some(TargetState::Started)
+        );
+        assert_eq!(
+            TargetState::from_initial_state("Paused"),
+            Some(TargetState::Paused)
+        );
+        assert_eq!(
+            TargetState::from_initial_state("STOPPED"),
+            Some(TargetState::Stopped)
+        );
         assert_eq!(TargetState::from_initial_state("STARTED"), None);
     }
 }

@@ -8,10 +8,10 @@ use serde::Serialize;
 
 use crate::config::connector::{validate_connector_config, ConnectorType, PluginLookup};
 use crate::config::def::{ConfigDef, ConfigInfos};
-use crate::error::ConnectError;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::ConnectorPlugin;
 use crate::converters::{self, ConverterKind};
+use crate::error::ConnectError;
 
 /// One row of `GET /connector-plugins`.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -54,7 +54,9 @@ fn simple_name(class: &str) -> &str {
 impl Plugins {
     /// The built-in plugin set.
     pub fn new() -> Self {
-        Plugins { connectors: vec![Arc::new(FileStreamSink), Arc::new(FileStreamSource)] }
+        Plugins {
+            connectors: vec![Arc::new(FileStreamSink), Arc::new(FileStreamSource)],
+        }
     }
 
     /// Connector plugins, sorted by class.
@@ -109,7 +111,12 @@ impl Plugins {
         } else {
             self.header_converter_def(c.class)
         }?;
-        Some(def.keys().iter().map(crate::config::def::key_info).collect())
+        Some(
+            def.keys()
+                .iter()
+                .map(crate::config::def::key_info)
+                .collect(),
+        )
     }
 
     /// `GET /connector-plugins`: connectors (sink then source), then, unless `connectors_only`, the rest.
@@ -166,7 +173,10 @@ impl Plugins {
     ///
     /// # Errors
     /// 400 when there is no `connector.class` or it names no installed connector (Kafka answers 500).
-    pub fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Result<ConfigInfos, ConnectError> {
+    pub fn validate(
+        &self,
+        config: &BTreeMap<String, Option<String>>,
+    ) -> Result<ConfigInfos, ConnectError> {
         let class = match config.get("connector.class") {
             Some(Some(c)) if !c.trim().is_empty() => c.clone(),
             _ => {
@@ -181,7 +191,14 @@ impl Plugins {
         })?;
         let def = plugin.config_def();
         let extra = plugin.validate(config);
-        Ok(validate_connector_config(&class, plugin.connector_type(), &def, extra, config, self))
+        Ok(validate_connector_config(
+            &class,
+            plugin.connector_type(),
+            &def,
+            extra,
+            config,
+            self,
+        ))
     }
 }
 
@@ -222,8 +239,13 @@ mod tests {
             "FileStreamSourceConnector",
             "FileStreamSource",
         ] {
-            assert_eq!(plugins.connector(name).unwrap().class(), "org.apache.kafka.connect.file.FileStreamSourceConnector");
+            assert_eq!(
+                plugins.connector(name).unwrap().class(),
+                "org.apache.kafka.connect.file.FileStreamSourceConnector"
+            );
         }
-        assert!(matches!(plugins.connector("Nope"), Err(ResolveError::NotFound(m)) if m.starts_with("Failed to find any class that implements Connector and which name matches Nope")));
+        assert!(
+            matches!(plugins.connector("Nope"), Err(ResolveError::NotFound(m)) if m.starts_with("Failed to find any class that implements Connector and which name matches Nope"))
+        );
     }
 }

@@ -78,7 +78,11 @@ pub struct StatusBoard {
 impl StatusBoard {
     /// An empty board for a worker known as `worker_id` (advertised host:port).
     pub fn new(worker_id: String, store: Store) -> Arc<Self> {
-        Arc::new(StatusBoard { worker_id, store, entries: Mutex::new(BTreeMap::new()) })
+        Arc::new(StatusBoard {
+            worker_id,
+            store,
+            entries: Mutex::new(BTreeMap::new()),
+        })
     }
 
     /// This worker's id, as statuses show it.
@@ -87,25 +91,40 @@ impl StatusBoard {
     }
 
     fn stored(&self, status: &Status) -> StoredStatus {
-        StoredStatus { state: status.state, trace: status.trace.clone(), worker_id: self.worker_id.clone() }
+        StoredStatus {
+            state: status.state,
+            trace: status.trace.clone(),
+            worker_id: self.worker_id.clone(),
+        }
     }
 
     /// Sets a connector's state.
     pub fn set_connector(&self, name: &str, state: State, trace: Option<String>) {
         let status = Status { state, trace };
-        self.store.record_connector_status(name, self.stored(&status));
+        self.store
+            .record_connector_status(name, self.stored(&status));
         let mut entries = self.entries.lock().expect("status lock");
         match entries.get_mut(name) {
             Some(e) => e.connector = status,
             None => {
-                entries.insert(name.to_string(), Entry { connector: status, tasks: BTreeMap::new() });
+                entries.insert(
+                    name.to_string(),
+                    Entry {
+                        connector: status,
+                        tasks: BTreeMap::new(),
+                    },
+                );
             }
         }
     }
 
     /// The connector's current state, if it has one.
     pub fn connector_state(&self, name: &str) -> Option<State> {
-        self.entries.lock().expect("status lock").get(name).map(|e| e.connector.state)
+        self.entries
+            .lock()
+            .expect("status lock")
+            .get(name)
+            .map(|e| e.connector.state)
     }
 
     /// The current state of a task, if it has one.
@@ -121,19 +140,31 @@ impl StatusBoard {
     /// Starts a new generation for a task and sets its state; returns the generation its thread must report with.
     pub fn begin_task(&self, name: &str, task: u32, generation: u64, state: State) {
         let status = Status { state, trace: None };
-        self.store.record_task_status(name, task, self.stored(&status));
+        self.store
+            .record_task_status(name, task, self.stored(&status));
         let mut entries = self.entries.lock().expect("status lock");
         let entry = entries.entry(name.to_string()).or_insert_with(|| Entry {
-            connector: Status { state: State::Unassigned, trace: None },
+            connector: Status {
+                state: State::Unassigned,
+                trace: None,
+            },
             tasks: BTreeMap::new(),
         });
         entry.tasks.insert(task, (status, generation));
     }
 
     /// A task thread reports its state; ignored when the task has been replaced or removed since.
-    pub fn set_task(&self, name: &str, task: u32, generation: u64, state: State, trace: Option<String>) {
+    pub fn set_task(
+        &self,
+        name: &str,
+        task: u32,
+        generation: u64,
+        state: State,
+        trace: Option<String>,
+    ) {
         let mut entries = self.entries.lock().expect("status lock");
-        let Some((status, current)) = entries.get_mut(name).and_then(|e| e.tasks.get_mut(&task)) else {
+        let Some((status, current)) = entries.get_mut(name).and_then(|e| e.tasks.get_mut(&task))
+        else {
             return;
         };
         if *current != generation {

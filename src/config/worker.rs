@@ -57,7 +57,9 @@ pub struct Listener {
 impl Listener {
     /// Parses `protocol://host:port` (Kafka's format; host may be empty or a bracketed IPv6 address).
     pub fn parse(s: &str) -> Result<Listener, String> {
-        let bad = || format!("Invalid value {s} for configuration listeners: Listener doesn't have the right format (protocol://hostname:port).");
+        let bad = || {
+            format!("Invalid value {s} for configuration listeners: Listener doesn't have the right format (protocol://hostname:port).")
+        };
         let (scheme, rest) = s.trim().split_once("://").ok_or_else(bad)?;
         let scheme = scheme.to_ascii_lowercase();
         if scheme != "http" && scheme != "https" {
@@ -65,13 +67,20 @@ impl Listener {
         }
         let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
         let port: u16 = port.parse().map_err(|_| bad())?;
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
         Ok(Listener { scheme, host, port })
     }
 
     /// The address to bind.
     pub fn bind_address(&self) -> String {
-        let host = if self.host.is_empty() { "0.0.0.0" } else { &self.host };
+        let host = if self.host.is_empty() {
+            "0.0.0.0"
+        } else {
+            &self.host
+        };
         if host.contains(':') {
             format!("[{host}]:{}", self.port)
         } else {
@@ -131,20 +140,29 @@ fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(format!("Invalid value {v} for configuration {key}: Expected value to be either true or false")),
+        _ => Err(format!(
+            "Invalid value {v} for configuration {key}: Expected value to be either true or false"
+        )),
     }
 }
 
 fn parse_num<T: std::str::FromStr>(key: &str, v: &str, type_name: &str) -> Result<T, String> {
-    v.trim()
-        .parse()
-        .map_err(|_| format!("Invalid value {v} for configuration {key}: Not a number of type {type_name}"))
+    v.trim().parse().map_err(|_| {
+        format!("Invalid value {v} for configuration {key}: Not a number of type {type_name}")
+    })
 }
 
 fn listeners(key: &str, v: &str) -> Result<Vec<Listener>, String> {
-    let list: Vec<&str> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let list: Vec<&str> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
     list.into_iter()
-        .map(|l| Listener::parse(l).map_err(|e| e.replace("configuration listeners", &format!("configuration {key}"))))
+        .map(|l| {
+            Listener::parse(l)
+                .map_err(|e| e.replace("configuration listeners", &format!("configuration {key}")))
+        })
         .collect()
 }
 
@@ -153,7 +171,8 @@ impl WorkerConfig {
     pub fn defaults() -> WorkerConfig {
         let props = crate::config::properties::parse_properties(DEFAULT_WORKER_PROPERTIES)
             .expect("the embedded worker config parses");
-        WorkerConfig::from_props(props.into_iter().collect()).expect("the embedded worker config is valid")
+        WorkerConfig::from_props(props.into_iter().collect())
+            .expect("the embedded worker config is valid")
     }
 
     /// Reads typed settings from a properties map.
@@ -166,11 +185,18 @@ impl WorkerConfig {
             Some(v) => {
                 let l = listeners("listeners", v)?;
                 if l.is_empty() {
-                    return Err("Invalid value for configuration listeners: listeners must not be empty".into());
+                    return Err(
+                        "Invalid value for configuration listeners: listeners must not be empty"
+                            .into(),
+                    );
                 }
                 l
             }
-            None => vec![Listener { scheme: "http".into(), host: "127.0.0.1".into(), port: 8083 }],
+            None => vec![Listener {
+                scheme: "http".into(),
+                host: "127.0.0.1".into(),
+                port: 8083,
+            }],
         };
         let admin_listeners = match get("admin.listeners") {
             None => None,
@@ -195,23 +221,33 @@ impl WorkerConfig {
                 }
             }
         };
-        let non_empty = |k: &str| get(k).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        let non_empty = |k: &str| {
+            get(k)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
         let unused = props
             .keys()
-            .filter(|k| !KNOWN.contains(&k.as_str()) && !KNOWN_PREFIXES.iter().any(|p| k.starts_with(p)))
+            .filter(|k| {
+                !KNOWN.contains(&k.as_str()) && !KNOWN_PREFIXES.iter().any(|p| k.starts_with(p))
+            })
             .cloned()
             .collect();
         Ok(WorkerConfig {
             listeners: listeners_v,
             advertised_host: non_empty("rest.advertised.host.name"),
             advertised_port: match get("rest.advertised.port") {
-                Some(v) if !v.trim().is_empty() => Some(parse_num("rest.advertised.port", v, "INT")?),
+                Some(v) if !v.trim().is_empty() => {
+                    Some(parse_num("rest.advertised.port", v, "INT")?)
+                }
                 _ => None,
             },
             admin_listeners,
             key_converter: non_empty("key.converter").unwrap_or_else(|| JSON_CONVERTER.into()),
             value_converter: non_empty("value.converter").unwrap_or_else(|| JSON_CONVERTER.into()),
-            header_converter: non_empty("header.converter").unwrap_or_else(|| SIMPLE_HEADER_CONVERTER.into()),
+            header_converter: non_empty("header.converter")
+                .unwrap_or_else(|| SIMPLE_HEADER_CONVERTER.into()),
             offset_flush_interval_ms: match get("offset.flush.interval.ms") {
                 Some(v) => parse_num("offset.flush.interval.ms", v, "LONG")?,
                 None => 60_000,
@@ -261,13 +297,23 @@ mod tests {
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn defaults_are_loopback_and_sqlite() {
         let c = WorkerConfig::defaults();
-        assert_eq!(c.listeners, vec![Listener { scheme: "http".into(), host: "127.0.0.1".into(), port: 8083 }]);
+        assert_eq!(
+            c.listeners,
+            vec![Listener {
+                scheme: "http".into(),
+                host: "127.0.0.1".into(),
+                port: 8083
+            }]
+        );
         assert_eq!(c.storage_file, PathBuf::from("data/liteconnect.db"));
         assert!(c.unused.is_empty(), "{:?}", c.unused);
     }
@@ -280,14 +326,21 @@ mod tests {
             ("key.converter.schemas.enable", "true"),
         ]))
         .unwrap();
-        assert_eq!(c.unused, vec!["bootstrap.servers".to_string(), "offset.storage.file.filename".to_string()]);
+        assert_eq!(
+            c.unused,
+            vec![
+                "bootstrap.servers".to_string(),
+                "offset.storage.file.filename".to_string()
+            ]
+        );
     }
 
     #[test]
     fn bad_values_name_the_key() {
         let e = WorkerConfig::from_props(props(&[("listeners", "localhost:8083")])).unwrap_err();
         assert!(e.contains("Listener doesn't have the right format"), "{e}");
-        let e = WorkerConfig::from_props(props(&[("offset.flush.interval.ms", "soon")])).unwrap_err();
+        let e =
+            WorkerConfig::from_props(props(&[("offset.flush.interval.ms", "soon")])).unwrap_err();
         assert!(e.contains("offset.flush.interval.ms"), "{e}");
         let e = WorkerConfig::from_props(props(&[("topic.tracking.enable", "maybe")])).unwrap_err();
         assert!(e.contains("topic.tracking.enable"), "{e}");
@@ -295,8 +348,14 @@ mod tests {
 
     #[test]
     fn listeners_parse() {
-        assert_eq!(Listener::parse("http://:0").unwrap().bind_address(), "0.0.0.0:0");
-        assert_eq!(Listener::parse("HTTP://[::1]:8083").unwrap().bind_address(), "[::1]:8083");
+        assert_eq!(
+            Listener::parse("http://:0").unwrap().bind_address(),
+            "0.0.0.0:0"
+        );
+        assert_eq!(
+            Listener::parse("HTTP://[::1]:8083").unwrap().bind_address(),
+            "[::1]:8083"
+        );
         assert!(Listener::parse("ftp://x:1").is_err());
     }
 }

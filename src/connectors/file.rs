@@ -73,7 +73,11 @@ impl ConnectorPlugin for FileStreamSource {
     fn source_task(&self) -> Option<Box<dyn SourceTask>> {
         Some(Box::new(FileSourceTask::default()))
     }
-    fn alter_offsets(&self, config: &Props, offsets: &[(Json, Option<Json>)]) -> Result<bool, String> {
+    fn alter_offsets(
+        &self,
+        config: &Props,
+        offsets: &[(Json, Option<Json>)],
+    ) -> Result<bool, String> {
         if config.get(FILE).is_none_or(|f| f.is_empty()) {
             return Err("Offsets cannot be modified if the 'file' configuration is unspecified. This is because stdin is used for input and offsets are not tracked.".into());
         }
@@ -86,14 +90,20 @@ impl ConnectorPlugin for FileStreamSource {
                 return Err("Partition objects should contain the key 'filename'".into());
             }
             let Some(position) = offset.get(POSITION_FIELD) else {
-                return Err("Offset objects should either be null or contain the key 'position'".into());
+                return Err(
+                    "Offset objects should either be null or contain the key 'position'".into(),
+                );
             };
             match position.as_i64() {
                 Some(p) if p >= 0 => {}
-                Some(_) => {
-                    return Err("The value for the 'position' key in the offset should be a non-negative value".into())
-                }
-                None => return Err("The value for the 'position' key in the offset is expected to be a Long value".into()),
+                Some(_) => return Err(
+                    "The value for the 'position' key in the offset should be a non-negative value"
+                        .into(),
+                ),
+                None => return Err(
+                    "The value for the 'position' key in the offset is expected to be a Long value"
+                        .into(),
+                ),
             }
         }
         Ok(true)
@@ -102,7 +112,10 @@ impl ConnectorPlugin for FileStreamSource {
 
 /// Where the source reads from.
 enum Input {
-    File { file: File, path: String },
+    File {
+        file: File,
+        path: String,
+    },
     /// Lines from standard input, read by a helper thread so that polls never block.
     Stdin(mpsc::Receiver<Vec<u8>>),
 }
@@ -145,7 +158,11 @@ impl FileSourceTask {
                 tracing::warn!(file = %path, "Couldn't find file for FileStreamSourceTask, sleeping to wait for it to be created.");
                 return Ok(false);
             }
-            Err(e) => return Err(TaskError::fatal(format!("Error while trying to open file {path}: {e}"))),
+            Err(e) => {
+                return Err(TaskError::fatal(format!(
+                    "Error while trying to open file {path}: {e}"
+                )))
+            }
         };
         let stored = context.offset(&json!({ FILENAME_FIELD: path }))?;
         let position = match stored.as_ref().and_then(|o| o.get(POSITION_FIELD)) {
@@ -161,8 +178,11 @@ impl FileSourceTask {
                 tracing::warn!(file = %path, position, len, "The file is shorter than the stored position; reading it from the start.");
                 self.position = 0;
             } else {
-                file.seek(SeekFrom::Start(position))
-                    .map_err(|e| TaskError::fatal(format!("Error while trying to seek to offset {position} in {path}: {e}")))?;
+                file.seek(SeekFrom::Start(position)).map_err(|e| {
+                    TaskError::fatal(format!(
+                        "Error while trying to seek to offset {position} in {path}: {e}"
+                    ))
+                })?;
                 self.position = position;
             }
         }
@@ -181,14 +201,20 @@ impl FileSourceTask {
         while i < buf.len() && lines.len() < limit {
             match buf[i] {
                 b'\n' => {
-                    lines.push((String::from_utf8_lossy(&buf[start..i]).into_owned(), self.position + i as u64 + 1));
+                    lines.push((
+                        String::from_utf8_lossy(&buf[start..i]).into_owned(),
+                        self.position + i as u64 + 1,
+                    ));
                     i += 1;
                     start = i;
                 }
                 b'\r' => {
                     if i + 1 < buf.len() {
                         let end = if buf[i + 1] == b'\n' { i + 2 } else { i + 1 };
-                        lines.push((String::from_utf8_lossy(&buf[start..i]).into_owned(), self.position + end as u64));
+                        lines.push((
+                            String::from_utf8_lossy(&buf[start..i]).into_owned(),
+                            self.position + end as u64,
+                        ));
                         i = end;
                         start = i;
                     } else if eof {
@@ -211,7 +237,10 @@ impl SourceTask for FileSourceTask {
     fn start(&mut self, config: &Props, _context: &dyn SourceTaskContext) -> Result<(), TaskError> {
         self.path = config.get(FILE).filter(|f| !f.is_empty()).cloned();
         self.topic = config.get(TOPIC).cloned().unwrap_or_default();
-        self.batch_size = config.get(BATCH_SIZE).and_then(|b| b.trim().parse().ok()).unwrap_or(2000);
+        self.batch_size = config
+            .get(BATCH_SIZE)
+            .and_then(|b| b.trim().parse().ok())
+            .unwrap_or(2000);
         Ok(())
     }
 
@@ -230,7 +259,8 @@ impl SourceTask for FileSourceTask {
                             // At the end: if the file was replaced or truncated, start over on the new one.
                             let replaced = match (std::fs::metadata(&*path), file.metadata()) {
                                 (Ok(now), Ok(open)) => {
-                                    now.len() < self.position + self.buffer.len() as u64 || !same_file(&now, &open)
+                                    now.len() < self.position + self.buffer.len() as u64
+                                        || !same_file(&now, &open)
                                 }
                                 (Err(_), _) => false,
                                 _ => false,
@@ -250,7 +280,9 @@ impl SourceTask for FileSourceTask {
                         Err(e) => {
                             let path = path.clone();
                             self.input = None;
-                            return Err(TaskError::Retriable(format!("Error while reading {path}: {e}")));
+                            return Err(TaskError::Retriable(format!(
+                                "Error while reading {path}: {e}"
+                            )));
                         }
                     }
                 }
@@ -278,7 +310,11 @@ impl SourceTask for FileSourceTask {
         Ok(lines
             .into_iter()
             .map(|(line, position)| {
-                let mut record = ConnectRecord::new(self.topic.clone(), Some(Schema::string()), Value::String(line));
+                let mut record = ConnectRecord::new(
+                    self.topic.clone(),
+                    Some(Schema::string()),
+                    Value::String(line),
+                );
                 record.timestamp = Some(now);
                 SourceRecord {
                     source_partition: partition.clone(),
@@ -341,7 +377,11 @@ impl ConnectorPlugin for FileStreamSink {
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
         Some(Box::new(FileSinkTask { out: None }))
     }
-    fn alter_offsets(&self, _config: &Props, _offsets: &[(Json, Option<Json>)]) -> Result<bool, String> {
+    fn alter_offsets(
+        &self,
+        _config: &Props,
+        _offsets: &[(Json, Option<Json>)],
+    ) -> Result<bool, String> {
         Ok(true)
     }
 }
@@ -360,7 +400,11 @@ impl SinkTask for FileSinkTask {
                     .create(true)
                     .append(true)
                     .open(path)
-                    .map_err(|e| TaskError::fatal(format!("Couldn't find or create file '{path}' for FileStreamSinkTask: {e}")))?,
+                    .map_err(|e| {
+                        TaskError::fatal(format!(
+                            "Couldn't find or create file '{path}' for FileStreamSinkTask: {e}"
+                        ))
+                    })?,
             ),
         };
         self.out = Some(BufWriter::with_capacity(64 * 1024, writer));
@@ -368,12 +412,17 @@ impl SinkTask for FileSinkTask {
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
-        let out = self.out.as_mut().ok_or_else(|| TaskError::fatal("FileStreamSinkTask was not started"))?;
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| TaskError::fatal("FileStreamSinkTask was not started"))?;
         for r in records {
             let line = r.record.value.to_java_string();
             out.write_all(line.as_bytes())
                 .and_then(|_| out.write_all(b"\n"))
-                .map_err(|e| TaskError::Retriable(format!("Failed to write to the sink file: {e}")))?;
+                .map_err(|e| {
+                    TaskError::Retriable(format!("Failed to write to the sink file: {e}"))
+                })?;
         }
         Ok(())
     }
@@ -405,7 +454,10 @@ mod tests {
     #[test]
     fn positions_follow_kafkas_test() {
         let mut task = FileSourceTask::default();
-        assert_eq!(lines_of(&mut task, b"partial line finished\n"), vec![("partial line finished".into(), 22)]);
+        assert_eq!(
+            lines_of(&mut task, b"partial line finished\n"),
+            vec![("partial line finished".into(), 22)]
+        );
         let got = lines_of(&mut task, b"line1\rline2\r\nline3\nline4\n");
         let positions: Vec<u64> = got.iter().map(|(_, p)| *p).collect();
         assert_eq!(positions, vec![28, 35, 41, 47]);
@@ -416,8 +468,14 @@ mod tests {
     fn partial_lines_and_trailing_cr_wait() {
         let mut task = FileSourceTask::default();
         assert!(lines_of(&mut task, b"no end yet").is_empty());
-        assert!(lines_of(&mut task, b"\r").is_empty(), "a trailing CR waits for the next byte");
-        assert_eq!(lines_of(&mut task, b"\nnext"), vec![("no end yet".into(), 12)]);
+        assert!(
+            lines_of(&mut task, b"\r").is_empty(),
+            "a trailing CR waits for the next byte"
+        );
+        assert_eq!(
+            lines_of(&mut task, b"\nnext"),
+            vec![("no end yet".into(), 12)]
+        );
     }
 
     #[test]
@@ -425,17 +483,30 @@ mod tests {
         let plugin = FileStreamSource;
         let mut cfg = Props::new();
         let p = json!({"filename": "/tmp/x"});
-        assert!(plugin.alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": 1})))]).unwrap_err().contains("stdin"));
+        assert!(plugin
+            .alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": 1})))])
+            .unwrap_err()
+            .contains("stdin"));
         cfg.insert("file".into(), "/tmp/x".into());
-        assert!(plugin.alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": 1})))]).unwrap());
+        assert!(plugin
+            .alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": 1})))])
+            .unwrap());
         assert!(plugin.alter_offsets(&cfg, &[(p.clone(), None)]).unwrap());
-        let err = plugin.alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": -1})))]).unwrap_err();
+        let err = plugin
+            .alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": -1})))])
+            .unwrap_err();
         assert!(err.contains("non-negative"), "{err}");
-        let err = plugin.alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": "1"})))]).unwrap_err();
+        let err = plugin
+            .alter_offsets(&cfg, &[(p.clone(), Some(json!({"position": "1"})))])
+            .unwrap_err();
         assert!(err.contains("Long value"), "{err}");
-        let err = plugin.alter_offsets(&cfg, &[(p, Some(json!({"x": 1})))]).unwrap_err();
+        let err = plugin
+            .alter_offsets(&cfg, &[(p, Some(json!({"x": 1})))])
+            .unwrap_err();
         assert!(err.contains("'position'"), "{err}");
-        let err = plugin.alter_offsets(&cfg, &[(json!({"f": 1}), Some(json!({"position": 1})))]).unwrap_err();
+        let err = plugin
+            .alter_offsets(&cfg, &[(json!({"f": 1}), Some(json!({"position": 1})))])
+            .unwrap_err();
         assert!(err.contains("'filename'"), "{err}");
     }
 }

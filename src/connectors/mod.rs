@@ -95,7 +95,11 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     }
     /// Checks (and may act on) an offsets change made through the REST API (KIP-875). `Ok(true)` means the
     /// connector acknowledges the change; `Ok(false)` means it has no opinion; Err refuses it.
-    fn alter_offsets(&self, _config: &Props, _offsets: &[(Json, Option<Json>)]) -> Result<bool, String> {
+    fn alter_offsets(
+        &self,
+        _config: &Props,
+        _offsets: &[(Json, Option<Json>)],
+    ) -> Result<bool, String> {
         Ok(false)
     }
 }

@@ -83,7 +83,6 @@ fn not_found(name: &str) -> ConnectError {
     ConnectError::NotFound(format!("Connector {name} not found"))
 }
 
-
 impl Herder {
     /// A herder over a store; call [`Herder::start`] to run the stored connectors.
     pub fn new(store: Store, config: Arc<WorkerConfig>, statuses: Arc<StatusBoard>) -> Arc<Self> {
@@ -139,7 +138,14 @@ impl Herder {
         {
             let mut map = self.connectors.write().expect("connectors lock");
             for c in &stored {
-                map.insert(c.name.clone(), Entry { config: c.config.clone(), target: c.target, tasks: c.tasks.clone() });
+                map.insert(
+                    c.name.clone(),
+                    Entry {
+                        config: c.config.clone(),
+                        target: c.target,
+                        tasks: c.tasks.clone(),
+                    },
+                );
             }
         }
         for c in stored {
@@ -155,11 +161,20 @@ impl Herder {
     }
 
     fn entry(&self, name: &str) -> Option<Entry> {
-        self.connectors.read().expect("connectors lock").get(name).cloned()
+        self.connectors
+            .read()
+            .expect("connectors lock")
+            .get(name)
+            .cloned()
     }
 
     fn update<F: FnOnce(&mut Entry)>(&self, name: &str, f: F) {
-        if let Some(e) = self.connectors.write().expect("connectors lock").get_mut(name) {
+        if let Some(e) = self
+            .connectors
+            .write()
+            .expect("connectors lock")
+            .get_mut(name)
+        {
             f(e);
         }
     }
@@ -176,7 +191,12 @@ impl Herder {
 
     /// Names of all connectors, sorted.
     pub fn connector_names(&self) -> Vec<String> {
-        self.connectors.read().expect("connectors lock").keys().cloned().collect()
+        self.connectors
+            .read()
+            .expect("connectors lock")
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// Kafka's ConnectorInfo.
@@ -193,7 +213,10 @@ impl Herder {
             name: name.to_string(),
             config: e.config.clone(),
             tasks: (0..e.tasks.len() as u32)
-                .map(|task| ConnectorTaskId { connector: name.to_string(), task })
+                .map(|task| ConnectorTaskId {
+                    connector: name.to_string(),
+                    task,
+                })
                 .collect(),
             connector_type: self.connector_type(&e.config),
         }
@@ -204,7 +227,9 @@ impl Herder {
     /// # Errors
     /// 404 for an unknown connector.
     pub fn connector_config(&self, name: &str) -> Result<Props, ConnectError> {
-        self.entry(name).map(|e| e.config).ok_or_else(|| not_found(name))
+        self.entry(name)
+            .map(|e| e.config)
+            .ok_or_else(|| not_found(name))
     }
 
     /// The task configs.
@@ -216,7 +241,13 @@ impl Herder {
         Ok(e.tasks
             .into_iter()
             .enumerate()
-            .map(|(i, config)| TaskInfo { id: ConnectorTaskId { connector: name.to_string(), task: i as u32 }, config })
+            .map(|(i, config)| TaskInfo {
+                id: ConnectorTaskId {
+                    connector: name.to_string(),
+                    task: i as u32,
+                },
+                config,
+            })
             .collect())
     }
 
@@ -225,9 +256,9 @@ impl Herder {
     /// # Errors
     /// 404 when the connector has no status.
     pub fn connector_status(&self, name: &str) -> Result<ConnectorStatusView, ConnectError> {
-        let e = self
-            .entry(name)
-            .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))?;
+        let e = self.entry(name).ok_or_else(|| {
+            ConnectError::NotFound(format!("No status found for connector {name}"))
+        })?;
         self.statuses
             .view(name, &self.connector_type(&e.config))
             .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))
@@ -241,7 +272,9 @@ impl Herder {
         self.connector_status(name)
             .ok()
             .and_then(|s| s.tasks.into_iter().find(|t| t.id == task))
-            .ok_or_else(|| ConnectError::NotFound(format!("No status found for task {name}-{task}")))
+            .ok_or_else(|| {
+                ConnectError::NotFound(format!("No status found for task {name}-{task}"))
+            })
     }
 
     // ----- validation -------------------------------------------------------------------------------
@@ -250,7 +283,10 @@ impl Herder {
     ///
     /// # Errors
     /// 400 when there is no `connector.class` or it names no installed connector.
-    pub fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Result<ConfigInfos, ConnectError> {
+    pub fn validate(
+        &self,
+        config: &BTreeMap<String, Option<String>>,
+    ) -> Result<ConfigInfos, ConnectError> {
         self.plugins.validate(config)
     }
 
@@ -262,8 +298,10 @@ impl Herder {
 
     /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
     fn check_config(&self, config: &Props) -> Result<(), ConnectError> {
-        let as_options: BTreeMap<String, Option<String>> =
-            config.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+        let as_options: BTreeMap<String, Option<String>> = config
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
         let infos = self.validate(&as_options)?;
         match invalid_config_message(&infos) {
             Some(message) => Err(ConnectError::BadRequest(message)),
@@ -296,22 +334,39 @@ impl Herder {
         let _guard = self.ops.lock().await;
         self.check_config(&config)?;
         if self.entry(&name).is_some() {
-            return Err(ConnectError::Conflict(format!("Connector {name} already exists")));
+            return Err(ConnectError::Conflict(format!(
+                "Connector {name} already exists"
+            )));
         }
         let offsets = match offsets {
             Some(o) => {
-                let plugin = self.resolve(config.get("connector.class").map(String::as_str).unwrap_or_default())?;
+                let plugin = self.resolve(
+                    config
+                        .get("connector.class")
+                        .map(String::as_str)
+                        .unwrap_or_default(),
+                )?;
                 offsets::check(&plugin, &config, o)?
             }
             None => offsets::Checked::default(),
         };
         self.store
-            .create_connector(name.clone(), config.clone(), initial, offsets.source, offsets.sink)
+            .create_connector(
+                name.clone(),
+                config.clone(),
+                initial,
+                offsets.source,
+                offsets.sink,
+            )
             .await?;
-        self.connectors
-            .write()
-            .expect("connectors lock")
-            .insert(name.clone(), Entry { config, target: initial, tasks: Vec::new() });
+        self.connectors.write().expect("connectors lock").insert(
+            name.clone(),
+            Entry {
+                config,
+                target: initial,
+                tasks: Vec::new(),
+            },
+        );
         self.start_connector(&name, true).await;
         self.connector_info(&name)
     }
@@ -320,7 +375,11 @@ impl Herder {
     ///
     /// # Errors
     /// 400 for an invalid config or a `name` that differs from the path.
-    pub async fn put_connector_config(&self, name: &str, mut config: Props) -> Result<(bool, ConnectorInfo), ConnectError> {
+    pub async fn put_connector_config(
+        &self,
+        name: &str,
+        mut config: Props,
+    ) -> Result<(bool, ConnectorInfo), ConnectError> {
         if let Some(n) = config.get("name") {
             if n != name {
                 return Err(ConnectError::BadRequest(format!(
@@ -334,13 +393,24 @@ impl Herder {
         self.apply_config(name, config).await
     }
 
-    async fn apply_config(&self, name: &str, config: Props) -> Result<(bool, ConnectorInfo), ConnectError> {
-        let created = self.store.put_connector_config(name.to_string(), config.clone()).await?;
+    async fn apply_config(
+        &self,
+        name: &str,
+        config: Props,
+    ) -> Result<(bool, ConnectorInfo), ConnectError> {
+        let created = self
+            .store
+            .put_connector_config(name.to_string(), config.clone())
+            .await?;
         if created {
-            self.connectors
-                .write()
-                .expect("connectors lock")
-                .insert(name.to_string(), Entry { config, target: TargetState::Started, tasks: Vec::new() });
+            self.connectors.write().expect("connectors lock").insert(
+                name.to_string(),
+                Entry {
+                    config,
+                    target: TargetState::Started,
+                    tasks: Vec::new(),
+                },
+            );
         } else {
             self.worker.stop_tasks(name, None).await;
             self.update(name, |e| e.config = config);
@@ -380,7 +450,10 @@ impl Herder {
         self.entry(name).ok_or_else(|| not_found(name))?;
         self.worker.stop_tasks(name, None).await;
         self.store.delete_connector(name.to_string()).await?;
-        self.connectors.write().expect("connectors lock").remove(name);
+        self.connectors
+            .write()
+            .expect("connectors lock")
+            .remove(name);
         self.statuses.remove_connector(name);
         Ok(())
     }
@@ -391,8 +464,11 @@ impl Herder {
     /// 404 for an unknown connector.
     pub async fn pause(&self, name: &str) -> Result<(), ConnectError> {
         let _guard = self.ops.lock().await;
-        self.entry(name).ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
-        self.store.set_target_state(name.to_string(), TargetState::Paused).await?;
+        self.entry(name)
+            .ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        self.store
+            .set_target_state(name.to_string(), TargetState::Paused)
+            .await?;
         self.update(name, |e| e.target = TargetState::Paused);
         if self.statuses.connector_state(name) != Some(State::Failed) {
             self.statuses.set_connector(name, State::Paused, None);
@@ -407,11 +483,15 @@ impl Herder {
     /// 404 for an unknown connector.
     pub async fn resume(&self, name: &str) -> Result<(), ConnectError> {
         let _guard = self.ops.lock().await;
-        let e = self.entry(name).ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        let e = self
+            .entry(name)
+            .ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
         if e.target == TargetState::Started {
             return Ok(());
         }
-        self.store.set_target_state(name.to_string(), TargetState::Started).await?;
+        self.store
+            .set_target_state(name.to_string(), TargetState::Started)
+            .await?;
         self.update(name, |e| e.target = TargetState::Started);
         if self.statuses.connector_state(name) == Some(State::Failed) {
             return Ok(()); // as in Kafka, a failed connector needs a restart, not a resume
@@ -431,9 +511,12 @@ impl Herder {
     /// 404 for an unknown connector.
     pub async fn stop(&self, name: &str) -> Result<(), ConnectError> {
         let _guard = self.ops.lock().await;
-        self.entry(name).ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        self.entry(name)
+            .ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
         self.worker.stop_tasks(name, None).await;
-        self.store.set_target_state(name.to_string(), TargetState::Stopped).await?;
+        self.store
+            .set_target_state(name.to_string(), TargetState::Stopped)
+            .await?;
         self.update(name, |e| {
             e.target = TargetState::Stopped;
             e.tasks.clear();
@@ -470,7 +553,9 @@ impl Herder {
         let mut plan = self
             .statuses
             .view(name, &self.connector_type(&e.config))
-            .ok_or_else(|| ConnectError::NotFound(format!("Status for connector {name} not found")))?;
+            .ok_or_else(|| {
+                ConnectError::NotFound(format!("Status for connector {name} not found"))
+            })?;
         let restart_connector = !only_failed || plan.connector.state == State::Failed.as_str();
         if restart_connector {
             plan.connector.state = State::Restarting.as_str().to_string();
@@ -528,14 +613,33 @@ impl Herder {
     async fn restart_task_locked(&self, name: &str, task: u32) -> Result<(), ConnectError> {
         let e = self.entry(name).ok_or_else(|| not_found(name))?;
         let Some(task_config) = e.tasks.get(task as usize).cloned() else {
-            return Err(ConnectError::NotFound(format!("Task {name}-{task} not found")));
+            return Err(ConnectError::NotFound(format!(
+                "Task {name}-{task} not found"
+            )));
         };
         let plugin = self
-            .resolve(e.config.get("connector.class").map(String::as_str).unwrap_or_default())
+            .resolve(
+                e.config
+                    .get("connector.class")
+                    .map(String::as_str)
+                    .unwrap_or_default(),
+            )
             .map_err(|_| ConnectError::Internal(format!("Failed to start task: {name}-{task}")))?;
         self.worker.stop_tasks(name, Some(&[task])).await;
-        let mode = if e.target == TargetState::Started { Mode::Run } else { Mode::Pause };
-        self.worker.start_task(&plugin, name, &e.config, task, e.tasks.len() as u32, task_config, mode);
+        let mode = if e.target == TargetState::Started {
+            Mode::Run
+        } else {
+            Mode::Pause
+        };
+        self.worker.start_task(
+            &plugin,
+            name,
+            &e.config,
+            task,
+            e.tasks.len() as u32,
+            task_config,
+            mode,
+        );
         Ok(())
     }
 
@@ -543,11 +647,17 @@ impl Herder {
     ///
     /// # Errors
     /// A message naming the first file that fails validation.
-    pub fn check_startup_connectors(&self, connectors: &[crate::StartupConnector]) -> Result<(), String> {
+    pub fn check_startup_connectors(
+        &self,
+        connectors: &[crate::StartupConnector],
+    ) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
         for c in connectors {
             if !seen.insert(c.name.clone()) {
-                return Err(format!("Connector {} is defined by more than one file (again in {})", c.name, c.source));
+                return Err(format!(
+                    "Connector {} is defined by more than one file (again in {})",
+                    c.name, c.source
+                ));
             }
             self.check_config(&c.config)
                 .map_err(|e| format!("Failed to create connector for {}: {e}", c.source))?;
@@ -566,20 +676,34 @@ impl Herder {
         let applied = serde_json::to_string(&c.config).unwrap_or_default();
         let fail = |e: ConnectError| format!("Failed to create connector for {}: {e}", c.source);
         if self.entry(&c.name).is_none() {
-            self.create_connector(&c.name, c.config.clone(), c.initial_state.unwrap_or(TargetState::Started), c.offsets.clone())
-                .await
-                .map_err(fail)?;
+            self.create_connector(
+                &c.name,
+                c.config.clone(),
+                c.initial_state.unwrap_or(TargetState::Started),
+                c.offsets.clone(),
+            )
+            .await
+            .map_err(fail)?;
             tracing::info!(connector = %c.name, file = %c.source, "Created connector from file.");
         } else {
-            let last = self.store.applied_file_config(c.name.clone()).await.map_err(|e| fail(e.into()))?;
+            let last = self
+                .store
+                .applied_file_config(c.name.clone())
+                .await
+                .map_err(|e| fail(e.into()))?;
             if last.as_deref() == Some(applied.as_str()) {
                 tracing::info!(connector = %c.name, file = %c.source, "Connector file unchanged since it was last applied; keeping the stored connector as it is.");
                 return Ok(());
             }
-            self.put_connector_config(&c.name, c.config.clone()).await.map_err(fail)?;
+            self.put_connector_config(&c.name, c.config.clone())
+                .await
+                .map_err(fail)?;
             tracing::info!(connector = %c.name, file = %c.source, "Connector file changed; replaced the stored config.");
         }
-        self.store.set_applied_file_config(c.name.clone(), applied).await.map_err(|e| fail(e.into()))
+        self.store
+            .set_applied_file_config(c.name.clone(), applied)
+            .await
+            .map_err(|e| fail(e.into()))
     }
 
     // ----- KIP-558 active topics ---------------------------------------------------------------------
@@ -590,7 +714,9 @@ impl Herder {
     /// 403 when topic tracking is disabled.
     pub async fn active_topics(&self, name: &str) -> Result<Vec<String>, ConnectError> {
         if !self.config.topic_tracking_enable {
-            return Err(ConnectError::Forbidden("Topic tracking is disabled.".into()));
+            return Err(ConnectError::Forbidden(
+                "Topic tracking is disabled.".into(),
+            ));
         }
         Ok(self.store.active_topics(name.to_string()).await?)
     }
@@ -601,10 +727,14 @@ impl Herder {
     /// 403 when topic tracking or its reset is disabled, 404 for an unknown connector.
     pub async fn reset_active_topics(&self, name: &str) -> Result<(), ConnectError> {
         if !self.config.topic_tracking_enable {
-            return Err(ConnectError::Forbidden("Topic tracking is disabled.".into()));
+            return Err(ConnectError::Forbidden(
+                "Topic tracking is disabled.".into(),
+            ));
         }
         if !self.config.topic_tracking_allow_reset {
-            return Err(ConnectError::Forbidden("Topic tracking reset is disabled.".into()));
+            return Err(ConnectError::Forbidden(
+                "Topic tracking reset is disabled.".into(),
+            ));
         }
         self.entry(name).ok_or_else(|| not_found(name))?;
         Ok(self.store.reset_active_topics(name.to_string()).await?)
@@ -619,21 +749,34 @@ impl Herder {
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
             Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
-                self.statuses
-                    .set_connector(name, State::Failed, Some(format!("org.apache.kafka.connect.errors.ConnectException: {m}")));
+                self.statuses.set_connector(
+                    name,
+                    State::Failed,
+                    Some(format!(
+                        "org.apache.kafka.connect.errors.ConnectException: {m}"
+                    )),
+                );
                 return None;
             }
         };
-        let max_tasks: usize = config.get("tasks.max").and_then(|t| t.trim().parse().ok()).unwrap_or(1);
+        let max_tasks: usize = config
+            .get("tasks.max")
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(1);
         let mut tasks = match plugin.task_configs(config, max_tasks) {
             Ok(t) => t,
             Err(e) => {
-                self.statuses
-                    .set_connector(name, State::Failed, Some(crate::worker::trace_of("Connector.taskConfigs", &e)));
+                self.statuses.set_connector(
+                    name,
+                    State::Failed,
+                    Some(crate::worker::trace_of("Connector.taskConfigs", &e)),
+                );
                 return None;
             }
         };
-        let enforce = config.get("tasks.max.enforce").is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
+        let enforce = config
+            .get("tasks.max.enforce")
+            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
         if tasks.len() > max_tasks && enforce {
             self.statuses.set_connector(
                 name,
@@ -664,8 +807,13 @@ impl Herder {
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
             Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
-                self.statuses
-                    .set_connector(name, State::Failed, Some(format!("org.apache.kafka.connect.errors.ConnectException: {m}")));
+                self.statuses.set_connector(
+                    name,
+                    State::Failed,
+                    Some(format!(
+                        "org.apache.kafka.connect.errors.ConnectException: {m}"
+                    )),
+                );
                 return;
             }
         };
@@ -691,7 +839,9 @@ impl Herder {
             }
             TargetState::Started => {
                 let tasks = if regenerate || e.tasks.is_empty() {
-                    let Some(tasks) = self.generate_tasks(name, &e.config) else { return };
+                    let Some(tasks) = self.generate_tasks(name, &e.config) else {
+                        return;
+                    };
                     if tasks != e.tasks && self.persist_tasks(name, &tasks).await.is_err() {
                         return;
                     }
@@ -706,7 +856,11 @@ impl Herder {
     }
 
     async fn persist_tasks(&self, name: &str, tasks: &[Props]) -> Result<(), ()> {
-        match self.store.put_task_configs(name.to_string(), tasks.to_vec()).await {
+        match self
+            .store
+            .put_task_configs(name.to_string(), tasks.to_vec())
+            .await
+        {
             Ok(()) => {
                 self.update(name, |e| e.tasks = tasks.to_vec());
                 Ok(())
@@ -722,26 +876,49 @@ impl Herder {
         }
     }
 
-    fn run_tasks(&self, plugin: &Arc<dyn ConnectorPlugin>, name: &str, config: &Props, tasks: &[Props], mode: Mode) {
+    fn run_tasks(
+        &self,
+        plugin: &Arc<dyn ConnectorPlugin>,
+        name: &str,
+        config: &Props,
+        tasks: &[Props],
+        mode: Mode,
+    ) {
         self.statuses.remove_tasks_from(name, tasks.len() as u32);
         let running = self.worker.task_ids(name);
         for (i, t) in tasks.iter().enumerate() {
             if running.contains(&(i as u32)) {
                 continue;
             }
-            self.worker.start_task(plugin, name, config, i as u32, tasks.len() as u32, t.clone(), mode);
+            self.worker.start_task(
+                plugin,
+                name,
+                config,
+                i as u32,
+                tasks.len() as u32,
+                t.clone(),
+                mode,
+            );
         }
     }
 
     fn plugin_for(&self, name: &str) -> Result<(Entry, Arc<dyn ConnectorPlugin>), ConnectError> {
         let e = self.entry(name).ok_or_else(|| not_found(name))?;
-        let plugin = self.resolve(e.config.get("connector.class").map(String::as_str).unwrap_or_default())?;
+        let plugin = self.resolve(
+            e.config
+                .get("connector.class")
+                .map(String::as_str)
+                .unwrap_or_default(),
+        )?;
         Ok((e, plugin))
     }
 
     fn is_stopped(&self, name: &str) -> bool {
-        self.entry(name)
-            .is_some_and(|e| e.target == TargetState::Stopped && e.tasks.is_empty() && self.worker.task_ids(name).is_empty())
+        self.entry(name).is_some_and(|e| {
+            e.target == TargetState::Stopped
+                && e.tasks.is_empty()
+                && self.worker.task_ids(name).is_empty()
+        })
     }
 
     /// Source offsets and sink offsets are kept apart: sink connectors use Kafka's topic/partition shape.

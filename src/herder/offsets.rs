@@ -67,23 +67,31 @@ fn check_sink(entries: &[OffsetEntry]) -> Result<Vec<(String, i32, Option<i64>)>
     let mut out = Vec::new();
     for e in entries {
         let Some(p) = &e.partition else {
-            return Err(bad("The partition for a sink connector offset cannot be null or missing"));
+            return Err(bad(
+                "The partition for a sink connector offset cannot be null or missing",
+            ));
         };
         let (Some(topic), Some(partition)) = (p.get(SINK_TOPIC), p.get(SINK_PARTITION)) else {
             return Err(bad("The partition for a sink connector offset must contain the keys 'kafka_topic' and 'kafka_partition'"));
         };
         let Some(topic) = topic.as_str() else {
-            return Err(bad("Kafka topic names must be valid strings and may not be null"));
+            return Err(bad(
+                "Kafka topic names must be valid strings and may not be null",
+            ));
         };
         if partition.is_null() {
-            return Err(bad("Kafka partitions must be valid numbers and may not be null"));
+            return Err(bad(
+                "Kafka partitions must be valid numbers and may not be null",
+            ));
         }
         let partition = parse_sink_int(partition, "partition")?;
         let partition = i32::try_from(partition).map_err(|_| {
             bad(format!("Failed to parse the following Kafka partition value in the provided offsets: '{partition}'. Partition values for sink connectors need to be integers."))
         })?;
         if partition < 0 {
-            return Err(bad(format!("Kafka partitions must be non-negative, but {partition} was given")));
+            return Err(bad(format!(
+                "Kafka partitions must be non-negative, but {partition} was given"
+            )));
         }
         let offset = match &e.offset {
             None => None,
@@ -93,7 +101,9 @@ fn check_sink(entries: &[OffsetEntry]) -> Result<Vec<(String, i32, Option<i64>)>
                 };
                 let n = parse_sink_int(v, "offset")?;
                 if n < 0 {
-                    return Err(bad(format!("Kafka offsets must be non-negative, but {n} was given")));
+                    return Err(bad(format!(
+                        "Kafka offsets must be non-negative, but {n} was given"
+                    )));
                 }
                 Some(n)
             }
@@ -110,7 +120,9 @@ fn check_primitives(map: &Map<String, Json>) -> Result<(), ConnectError> {
             Json::Object(_) => "map",
             _ => continue,
         };
-        return Err(bad(format!("Offsets may only contain primitive types as values, but field {k} contains {kind}")));
+        return Err(bad(format!(
+            "Offsets may only contain primitive types as values, but field {k} contains {kind}"
+        )));
     }
     Ok(())
 }
@@ -131,7 +143,11 @@ fn check_source(entries: &[OffsetEntry]) -> Result<Vec<(Json, Option<Json>)>, Co
 }
 
 /// Validates offsets for a connector: the framework's format checks, then the connector's own.
-pub(super) fn check(plugin: &Arc<dyn ConnectorPlugin>, config: &Props, entries: Vec<OffsetEntry>) -> Result<Checked, ConnectError> {
+pub(super) fn check(
+    plugin: &Arc<dyn ConnectorPlugin>,
+    config: &Props,
+    entries: Vec<OffsetEntry>,
+) -> Result<Checked, ConnectError> {
     let mut checked = Checked::default();
     let as_json: Vec<(Json, Option<Json>)>;
     if Herder::is_sink(plugin) {
@@ -139,7 +155,12 @@ pub(super) fn check(plugin: &Arc<dyn ConnectorPlugin>, config: &Props, entries: 
         as_json = checked
             .sink
             .iter()
-            .map(|(t, p, o)| (json!({SINK_TOPIC: t, SINK_PARTITION: p}), o.map(|o| json!({SINK_OFFSET: o}))))
+            .map(|(t, p, o)| {
+                (
+                    json!({SINK_TOPIC: t, SINK_PARTITION: p}),
+                    o.map(|o| json!({SINK_OFFSET: o})),
+                )
+            })
             .collect();
     } else {
         checked.source = check_source(&entries)?;
@@ -171,10 +192,15 @@ impl Herder {
                 .source_offsets(name.to_string())
                 .await?
                 .into_iter()
-                .map(|(p, o)| OffsetEntry { partition: p.as_object().cloned(), offset: o.as_object().cloned() })
+                .map(|(p, o)| OffsetEntry {
+                    partition: p.as_object().cloned(),
+                    offset: o.as_object().cloned(),
+                })
                 .collect()
         };
-        Ok(ConnectorOffsets { offsets: Some(offsets) })
+        Ok(ConnectorOffsets {
+            offsets: Some(offsets),
+        })
     }
 
     fn require_stopped(&self, name: &str) -> Result<(), ConnectError> {
@@ -189,19 +215,31 @@ impl Herder {
     ///
     /// # Errors
     /// 400 for an empty or invalid body or a connector that is not STOPPED, 404 for an unknown connector.
-    pub async fn alter_offsets(&self, name: &str, body: ConnectorOffsets) -> Result<String, ConnectError> {
+    pub async fn alter_offsets(
+        &self,
+        name: &str,
+        body: ConnectorOffsets,
+    ) -> Result<String, ConnectError> {
         let entries = match body.offsets {
             Some(o) if !o.is_empty() => o,
-            _ => return Err(bad("Partitions / offsets need to be provided for an alter offsets request")),
+            _ => {
+                return Err(bad(
+                    "Partitions / offsets need to be provided for an alter offsets request",
+                ))
+            }
         };
         let _guard = self.ops.lock().await;
         let (e, plugin) = self.plugin_for(name)?;
         self.require_stopped(name)?;
         let checked = check(&plugin, &e.config, entries)?;
         if Herder::is_sink(&plugin) {
-            self.store.write_sink_offsets(name.to_string(), checked.sink).await?;
+            self.store
+                .write_sink_offsets(name.to_string(), checked.sink)
+                .await?;
         } else {
-            self.store.write_source_offsets(name.to_string(), checked.source).await?;
+            self.store
+                .write_source_offsets(name.to_string(), checked.source)
+                .await?;
         }
         Ok(if checked.acknowledged {
             "The offsets for this connector have been altered successfully".into()
@@ -229,9 +267,12 @@ impl Herder {
             ack
         } else {
             let current = self.store.source_offsets(name.to_string()).await?;
-            let tombstones: Vec<(Json, Option<Json>)> = current.into_iter().map(|(p, _)| (p, None)).collect();
+            let tombstones: Vec<(Json, Option<Json>)> =
+                current.into_iter().map(|(p, _)| (p, None)).collect();
             let ack = plugin.alter_offsets(&e.config, &tombstones).map_err(bad)?;
-            self.store.write_source_offsets(name.to_string(), tombstones).await?;
+            self.store
+                .write_source_offsets(name.to_string(), tombstones)
+                .await?;
             ack
         };
         Ok(if acknowledged {

@@ -49,18 +49,25 @@ pub(super) fn config_map(map: Map<String, Json>) -> Result<BTreeMap<String, Opti
 }
 
 /// Null values cannot be stored: answer with the validation message they produce.
-fn require_values(state: &ApiState, config: BTreeMap<String, Option<String>>) -> Result<BTreeMap<String, String>> {
+fn require_values(
+    state: &ApiState,
+    config: BTreeMap<String, Option<String>>,
+) -> Result<BTreeMap<String, String>> {
     if config.values().any(Option::is_none) {
         let infos = state.herder.validate(&config)?;
         let message = invalid_config_message(&infos)
             .unwrap_or_else(|| "Null value can not be supplied as the configuration value.".into());
         return Err(Reply::error(400, message));
     }
-    Ok(config.into_iter().map(|(k, v)| (k, v.unwrap_or_default())).collect())
+    Ok(config
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect())
 }
 
 fn parse_task(s: &str) -> Result<u32> {
-    s.parse().map_err(|_| Reply::error(404, "HTTP 404 Not Found"))
+    s.parse()
+        .map_err(|_| Reply::error(404, "HTTP 404 Not Found"))
 }
 
 pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) -> Result {
@@ -100,7 +107,10 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 }
                 _ => {
                     let body: Map<String, Json> = parse_body(&req.body)?;
-                    Ok(Reply::json(200, &h.patch_connector_config(name, config_map(body)?).await?))
+                    Ok(Reply::json(
+                        200,
+                        &h.patch_connector_config(name, config_map(body)?).await?,
+                    ))
                 }
             }
         }
@@ -112,10 +122,15 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             only(m, &[Method::POST])?;
             let include_tasks = query_flag(&req.query, "includeTasks", false);
             let only_failed = query_flag(&req.query, "onlyFailed", false);
-            Ok(match h.restart_connector(name, include_tasks, only_failed).await? {
-                Some(plan) => Reply::json(202, &plan),
-                None => Reply::empty(204),
-            })
+            Ok(
+                match h
+                    .restart_connector(name, include_tasks, only_failed)
+                    .await?
+                {
+                    Some(plan) => Reply::json(202, &plan),
+                    None => Reply::empty(204),
+                },
+            )
         }
         [name, "pause"] => {
             only(m, &[Method::PUT])?;
@@ -177,7 +192,12 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
 fn list(state: &ApiState, req: &Request<'_>) -> Result {
     let h = &state.herder;
     let names = h.connector_names();
-    let expand: Vec<&str> = req.query.iter().filter(|(k, _)| k == "expand").map(|(_, v)| v.as_str()).collect();
+    let expand: Vec<&str> = req
+        .query
+        .iter()
+        .filter(|(k, _)| k == "expand")
+        .map(|(_, v)| v.as_str())
+        .collect();
     if expand.is_empty() {
         return Ok(Reply::json(200, &names));
     }
@@ -189,7 +209,10 @@ fn list(state: &ApiState, req: &Request<'_>) -> Result {
             match *e {
                 "status" => match h.connector_status(&name) {
                     Ok(s) => {
-                        entry.insert("status".into(), serde_json::to_value(s).unwrap_or(Json::Null));
+                        entry.insert(
+                            "status".into(),
+                            serde_json::to_value(s).unwrap_or(Json::Null),
+                        );
                     }
                     Err(_) => missing = true,
                 },
@@ -218,7 +241,10 @@ async fn create(state: &ApiState, req: &Request<'_>) -> Result {
         })?,
     };
     let Some(config) = body.config else {
-        return Err(Reply::error(400, "The request has no 'config' object; a connector config is required."));
+        return Err(Reply::error(
+            400,
+            "The request has no 'config' object; a connector config is required.",
+        ));
     };
     let name = body.name.unwrap_or_default().trim().to_string();
     let mut config = config_map(config)?;
@@ -226,6 +252,9 @@ async fn create(state: &ApiState, req: &Request<'_>) -> Result {
         config.insert("name".into(), Some(name.clone()));
     }
     let config = require_values(state, config)?;
-    let info = state.herder.create_connector(&name, config, initial, body.offsets).await?;
+    let info = state
+        .herder
+        .create_connector(&name, config, initial, body.offsets)
+        .await?;
     Ok(Reply::json(201, &info).with_location(connector_location(&info.name)))
 }

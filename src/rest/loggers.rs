@@ -20,7 +20,10 @@ pub(super) async fn route(req: &Request<'_>, segs: &[&str]) -> Result {
     match segs {
         ["loggers"] => {
             only(req.method, &[Method::GET])?;
-            let all: Map<String, Json> = logging::all().iter().map(|(k, v)| (k.clone(), level_json(v))).collect();
+            let all: Map<String, Json> = logging::all()
+                .iter()
+                .map(|(k, v)| (k.clone(), level_json(v)))
+                .collect();
             Ok(Reply::json(200, &all))
         }
         ["loggers", name] => {
@@ -33,9 +36,16 @@ pub(super) async fn route(req: &Request<'_>, segs: &[&str]) -> Result {
             }
             let body: LevelBody = parse_body(&req.body)?;
             let Some(level) = body.level else {
-                return Err(Reply::error(400, "Desired 'level' parameter was not specified in request."));
+                return Err(Reply::error(
+                    400,
+                    "Desired 'level' parameter was not specified in request.",
+                ));
             };
-            let scope = req.query.iter().find(|(k, _)| k == "scope").map(|(_, v)| v.to_ascii_lowercase());
+            let scope = req
+                .query
+                .iter()
+                .find(|(k, _)| k == "scope")
+                .map(|(_, v)| v.to_ascii_lowercase());
             let Some(changed) = logging::set(name, &level, crate::model::now_ms()) else {
                 return Err(Reply::error(404, format!("invalid log level '{level}'.")));
             };

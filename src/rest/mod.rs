@@ -45,13 +45,24 @@ pub(crate) struct Reply {
 
 impl Reply {
     pub(crate) fn json<T: Serialize>(status: u16, body: &T) -> Reply {
-        Reply { status, body: Some(serde_json::to_value(body).unwrap_or(Json::Null)), location: None }
+        Reply {
+            status,
+            body: Some(serde_json::to_value(body).unwrap_or(Json::Null)),
+            location: None,
+        }
     }
     pub(crate) fn empty(status: u16) -> Reply {
-        Reply { status, body: None, location: None }
+        Reply {
+            status,
+            body: None,
+            location: None,
+        }
     }
     pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
-        Reply::json(status, &json!({"error_code": status, "message": message.into()}))
+        Reply::json(
+            status,
+            &json!({"error_code": status, "message": message.into()}),
+        )
     }
     pub(crate) fn with_location(mut self, location: String) -> Reply {
         self.location = Some(location);
@@ -68,7 +79,11 @@ impl From<ConnectError> for Reply {
 pub(crate) type Result<T = Reply> = std::result::Result<T, Reply>;
 
 /// Characters percent-encoded in a `Location` header: everything but unreserved characters.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 /// `/connectors/<name>` with the name percent-encoded, so any name round-trips.
 pub(crate) fn connector_location(name: &str) -> String {
@@ -78,9 +93,13 @@ pub(crate) fn connector_location(name: &str) -> String {
 /// Parses a JSON body, answering 400 with what is wrong.
 pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T> {
     if body.is_empty() {
-        return Err(Reply::error(400, "Request body is missing; a JSON body is required."));
+        return Err(Reply::error(
+            400,
+            "Request body is missing; a JSON body is required.",
+        ));
     }
-    let text = std::str::from_utf8(body).map_err(|e| Reply::error(400, format!("Request body is not valid UTF-8: {e}")))?;
+    let text = std::str::from_utf8(body)
+        .map_err(|e| Reply::error(400, format!("Request body is not valid UTF-8: {e}")))?;
     serde_json::from_str(text).map_err(|e| Reply::error(400, format!("Invalid request body: {e}")))
 }
 
@@ -91,7 +110,11 @@ pub(crate) fn query_pairs(query: &str) -> Vec<(String, String)> {
         .filter(|p| !p.is_empty())
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            let decode = |s: &str| percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
+            let decode = |s: &str| {
+                percent_decode_str(&s.replace('+', " "))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
             (decode(k), decode(v))
         })
         .collect()
@@ -159,14 +182,21 @@ async fn root(state: &ApiState, req: &Request<'_>) -> Result {
 
 async fn health(state: &ApiState, req: &Request<'_>) -> Result {
     only(req.method, &[Method::GET])?;
-    let probe = tokio::time::timeout(std::time::Duration::from_secs(10), state.herder.health_probe()).await;
+    let probe = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        state.herder.health_probe(),
+    )
+    .await;
     let ready = state.herder.is_ready();
     Ok(match (probe.is_ok(), ready) {
         (true, true) => Reply::json(
             200,
             &json!({"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}),
         ),
-        (_, false) => Reply::json(503, &json!({"status": "starting", "message": "Worker is still starting up."})),
+        (_, false) => Reply::json(
+            503,
+            &json!({"status": "starting", "message": "Worker is still starting up."}),
+        ),
         (false, true) => Reply::json(
             500,
             &json!({"status": "unhealthy", "message": "Worker was unable to handle this request and may be unable to handle other requests."}),
@@ -203,7 +233,8 @@ where
 {
     let mut out = Vec::new();
     while let Some(chunk) = stream.next().await {
-        let mut chunk = chunk.map_err(|e| Reply::error(400, format!("Could not read the request body: {e}")))?;
+        let mut chunk = chunk
+            .map_err(|e| Reply::error(400, format!("Could not read the request body: {e}")))?;
         if out.len() as u64 + chunk.remaining() as u64 > limit {
             return Err(Reply::error(413, format!("Request body is larger than the limit of {limit} bytes (rest.request.max.bytes).")));
         }
@@ -276,7 +307,15 @@ mod tests {
         assert_eq!(q[0], ("expand".into(), "status".into()));
         assert_eq!(q[1], ("expand".into(), "info".into()));
         assert_eq!(q[2], ("x".into(), "a b c".into()));
-        assert!(query_flag(&query_pairs("includeTasks=TRUE"), "includeTasks", false));
-        assert!(!query_flag(&query_pairs("includeTasks=yes"), "includeTasks", true));
+        assert!(query_flag(
+            &query_pairs("includeTasks=TRUE"),
+            "includeTasks",
+            false
+        ));
+        assert!(!query_flag(
+            &query_pairs("includeTasks=yes"),
+            "includeTasks",
+            true
+        ));
     }
 }

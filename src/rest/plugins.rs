@@ -17,7 +17,10 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
         [plugin, "config"] => {
             only(req.method, &[Method::GET])?;
             if let Ok(p) = h.plugins().connector(plugin) {
-                return Ok(Reply::json(200, &plugin_config_keys(p.connector_type(), &p.config_def())));
+                return Ok(Reply::json(
+                    200,
+                    &plugin_config_keys(p.connector_type(), &p.config_def()),
+                ));
             }
             match h.plugins().plugin_config(plugin) {
                 Some(keys) => Ok(Reply::json(200, &keys)),
@@ -35,7 +38,9 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 if !given.ends_with(wanted) {
                     return Err(Reply::error(
                         400,
-                        format!("Included connector type {class} does not match request type {plugin}"),
+                        format!(
+                            "Included connector type {class} does not match request type {plugin}"
+                        ),
                     ));
                 }
             }

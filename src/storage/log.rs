@@ -67,9 +67,16 @@ pub struct AppendBatch {
     pub track_topics: bool,
 }
 
-pub(super) fn ensure_topic(conn: &Connection, name: &str, partitions: i32) -> Result<(i64, i32), StorageError> {
+pub(super) fn ensure_topic(
+    conn: &Connection,
+    name: &str,
+    partitions: i32,
+) -> Result<(i64, i32), StorageError> {
     let mut select = conn.prepare_cached("SELECT id, partitions FROM topics WHERE name = ?1")?;
-    if let Some(found) = select.query_row([name], |r| Ok((r.get(0)?, r.get(1)?))).optional()? {
+    if let Some(found) = select
+        .query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?
+    {
         return Ok(found);
     }
     conn.execute(
@@ -86,15 +93,21 @@ pub(super) fn ensure_topic(conn: &Connection, name: &str, partitions: i32) -> Re
     Ok((id, partitions))
 }
 
-pub(super) fn append(conn: &Connection, batch: &AppendBatch) -> Result<Vec<(String, i32, i64)>, StorageError> {
+pub(super) fn append(
+    conn: &Connection,
+    batch: &AppendBatch,
+) -> Result<Vec<(String, i32, i64)>, StorageError> {
     let mut assigned = Vec::with_capacity(batch.records.len());
-    let mut topic_ids: std::collections::HashMap<&str, (i64, i32)> = std::collections::HashMap::new();
+    let mut topic_ids: std::collections::HashMap<&str, (i64, i32)> =
+        std::collections::HashMap::new();
     let mut next: std::collections::HashMap<(i64, i32), i64> = std::collections::HashMap::new();
     let mut insert = conn.prepare_cached(
         "INSERT INTO records (topic_id, partition, offset, timestamp_ms, key, value, headers)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
-    let mut next_offset = conn.prepare_cached("SELECT next_offset FROM partitions WHERE topic_id = ?1 AND partition = ?2")?;
+    let mut next_offset = conn.prepare_cached(
+        "SELECT next_offset FROM partitions WHERE topic_id = ?1 AND partition = ?2",
+    )?;
     for record in &batch.records {
         let (topic_id, partitions) = match topic_ids.get(record.topic.as_str()) {
             Some(found) => *found,
@@ -111,9 +124,9 @@ pub(super) fn append(conn: &Connection, batch: &AppendBatch) -> Result<Vec<(Stri
             Some(p) if p >= 0 && p < partitions => p,
             Some(p) => {
                 return Err(StorageError::Conflict(format!(
-                    "Partition {p} of topic {} does not exist (the topic has {partitions} partitions)",
-                    record.topic
-                )))
+                "Partition {p} of topic {} does not exist (the topic has {partitions} partitions)",
+                record.topic
+            )))
             }
             None => choose_partition(record.key.as_deref(), partitions),
         };
@@ -133,7 +146,9 @@ pub(super) fn append(conn: &Connection, batch: &AppendBatch) -> Result<Vec<(Stri
         next.insert((topic_id, partition), offset + 1);
         assigned.push((record.topic.clone(), partition, offset));
     }
-    let mut update = conn.prepare_cached("UPDATE partitions SET next_offset = ?3 WHERE topic_id = ?1 AND partition = ?2")?;
+    let mut update = conn.prepare_cached(
+        "UPDATE partitions SET next_offset = ?3 WHERE topic_id = ?1 AND partition = ?2",
+    )?;
     for ((topic_id, partition), offset) in next {
         update.execute(params![topic_id, partition, offset])?;
     }
@@ -143,11 +158,18 @@ pub(super) fn append(conn: &Connection, batch: &AppendBatch) -> Result<Vec<(Stri
 
 pub(super) fn topics(conn: &Connection) -> Result<Vec<(String, i32)>, StorageError> {
     let mut stmt = conn.prepare_cached("SELECT name, partitions FROM topics ORDER BY name")?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<Result<Vec<_>, _>>()?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
-pub(super) fn read(conn: &Connection, tp: &TopicPartition, from: i64, max: usize) -> Result<Vec<LogRecord>, StorageError> {
+pub(super) fn read(
+    conn: &Connection,
+    tp: &TopicPartition,
+    from: i64,
+    max: usize,
+) -> Result<Vec<LogRecord>, StorageError> {
     let mut stmt = conn.prepare_cached(
         "SELECT r.offset, r.timestamp_ms, r.key, r.value, r.headers FROM records r
          JOIN topics t ON t.id = r.topic_id
@@ -200,7 +222,10 @@ pub(super) fn apply_retention(
 ) -> Result<u64, StorageError> {
     let mut deleted = 0u64;
     if let Some(ms) = retention_ms.filter(|ms| *ms >= 0) {
-        deleted += conn.execute("DELETE FROM records WHERE timestamp_ms < ?1", [now_ms() - ms])? as u64;
+        deleted += conn.execute(
+            "DELETE FROM records WHERE timestamp_ms < ?1",
+            [now_ms() - ms],
+        )? as u64;
     }
     if let Some(bytes) = retention_bytes.filter(|b| *b >= 0) {
         let parts: Vec<(i64, i32)> = conn
@@ -314,7 +339,9 @@ fn decode_headers(data: Option<&[u8]>) -> Vec<(String, Option<Vec<u8>>)> {
     while !rest.is_empty() {
         let Some(kl) = take(&mut rest, 4) else { break };
         let kl = u32::from_be_bytes([kl[0], kl[1], kl[2], kl[3]]) as usize;
-        let Some(key) = take(&mut rest, kl) else { break };
+        let Some(key) = take(&mut rest, kl) else {
+            break;
+        };
         let Some(vl) = take(&mut rest, 4) else { break };
         let vl = i32::from_be_bytes([vl[0], vl[1], vl[2], vl[3]]);
         let value = if vl < 0 {
@@ -343,13 +370,21 @@ mod tests {
             (b"a-little-bit-long-string", -985_981_536),
         ];
         for (input, expected) in cases {
-            assert_eq!(murmur2(input) as i32, expected, "{:?}", std::str::from_utf8(input));
+            assert_eq!(
+                murmur2(input) as i32,
+                expected,
+                "{:?}",
+                std::str::from_utf8(input)
+            );
         }
     }
 
     #[test]
     fn headers_round_trip() {
-        let headers = vec![("a".to_string(), Some(b"1".to_vec())), ("b".to_string(), None)];
+        let headers = vec![
+            ("a".to_string(), Some(b"1".to_vec())),
+            ("b".to_string(), None),
+        ];
         assert_eq!(decode_headers(encode_headers(&headers).as_deref()), headers);
         assert_eq!(encode_headers(&[]), None);
         assert!(decode_headers(None).is_empty());

@@ -144,9 +144,9 @@ impl Store {
         check_compatible(path)?;
         let mut conn = Connection::open(path)?;
         configure(&conn, options)?;
-        embedded::migrations::runner()
-            .run(&mut conn)
-            .map_err(|e| StorageError::Incompatible(format!("Migrating {}: {e}", path.display())))?;
+        embedded::migrations::runner().run(&mut conn).map_err(|e| {
+            StorageError::Incompatible(format!("Migrating {}: {e}", path.display()))
+        })?;
         let cluster_id = queries::ensure_identity(&conn)?;
         let reader = Connection::open_with_flags(
             path,
@@ -156,7 +156,11 @@ impl Store {
         Ok(Store {
             writer: DbThread::writer(conn),
             reader: DbThread::reader(reader),
-            inner: Arc::new(Inner { path: path.clone(), cluster_id, _lock: lock }),
+            inner: Arc::new(Inner {
+                path: path.clone(),
+                cluster_id,
+                _lock: lock,
+            }),
         })
     }
 
@@ -202,18 +206,28 @@ impl Store {
         name: String,
         config: BTreeMap<String, String>,
     ) -> Result<bool, StorageError> {
-        self.writer.call(move |c| queries::put_connector_config(c, &name, &config)).await
+        self.writer
+            .call(move |c| queries::put_connector_config(c, &name, &config))
+            .await
     }
 
     /// Removes a connector's config, target state, task configs, statuses and active topics.
     /// Offsets are kept, as Kafka keeps them.
     pub async fn delete_connector(&self, name: String) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::delete_connector(c, &name)).await
+        self.writer
+            .call(move |c| queries::delete_connector(c, &name))
+            .await
     }
 
     /// Writes a target state; STOPPED empties the task configs in the same transaction.
-    pub async fn set_target_state(&self, name: String, target: TargetState) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::set_target_state(c, &name, target)).await
+    pub async fn set_target_state(
+        &self,
+        name: String,
+        target: TargetState,
+    ) -> Result<(), StorageError> {
+        self.writer
+            .call(move |c| queries::set_target_state(c, &name, target))
+            .await
     }
 
     /// Replaces a connector's task configs with a new set.
@@ -222,17 +236,27 @@ impl Store {
         name: String,
         tasks: Vec<BTreeMap<String, String>>,
     ) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::put_task_configs(c, &name, &tasks)).await
+        self.writer
+            .call(move |c| queries::put_task_configs(c, &name, &tasks))
+            .await
     }
 
     /// The config a command-line file last applied to a connector, as canonical JSON.
     pub async fn applied_file_config(&self, name: String) -> Result<Option<String>, StorageError> {
-        self.writer.call(move |c| queries::applied_file_config(c, &name)).await
+        self.writer
+            .call(move |c| queries::applied_file_config(c, &name))
+            .await
     }
 
     /// Records the config a command-line file applied.
-    pub async fn set_applied_file_config(&self, name: String, config: String) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::set_applied_file_config(c, &name, &config)).await
+    pub async fn set_applied_file_config(
+        &self,
+        name: String,
+        config: String,
+    ) -> Result<(), StorageError> {
+        self.writer
+            .call(move |c| queries::set_applied_file_config(c, &name, &config))
+            .await
     }
 
     // ----- statuses ---------------------------------------------------------------------------------
@@ -248,28 +272,41 @@ impl Store {
     /// Records a task's status without waiting for it to be written.
     pub fn record_task_status(&self, name: &str, task: u32, status: StoredStatus) {
         let name = name.to_string();
-        self.writer.send("task status", move |c| queries::put_task_status(c, &name, task, &status));
+        self.writer.send("task status", move |c| {
+            queries::put_task_status(c, &name, task, &status)
+        });
     }
 
     /// Forgets the statuses of a connector's tasks numbered `from` and above.
     pub fn forget_task_statuses(&self, name: &str, from: u32) {
         let name = name.to_string();
-        self.writer
-            .send("task statuses", move |c| queries::delete_task_statuses(c, &name, from));
+        self.writer.send("task statuses", move |c| {
+            queries::delete_task_statuses(c, &name, from)
+        });
     }
 
     // ----- source offsets ---------------------------------------------------------------------------
 
     /// All source offsets of a connector, as (partition, offset) JSON pairs.
-    pub async fn source_offsets(&self, connector: String) -> Result<Vec<(Json, Json)>, StorageError> {
-        self.writer.call(move |c| queries::source_offsets(c, &connector)).await
+    pub async fn source_offsets(
+        &self,
+        connector: String,
+    ) -> Result<Vec<(Json, Json)>, StorageError> {
+        self.writer
+            .call(move |c| queries::source_offsets(c, &connector))
+            .await
     }
 
     /// The stored offset for one source partition (blocking, for task threads).
-    pub fn source_offset_blocking(&self, connector: &str, partition: &Json) -> Result<Option<Json>, StorageError> {
+    pub fn source_offset_blocking(
+        &self,
+        connector: &str,
+        partition: &Json,
+    ) -> Result<Option<Json>, StorageError> {
         let connector = connector.to_string();
         let key = queries::canonical_json(partition);
-        self.writer.call_blocking(move |c| queries::source_offset(c, &connector, &key))
+        self.writer
+            .call_blocking(move |c| queries::source_offset(c, &connector, &key))
     }
 
     /// Writes source offsets (a `None` offset removes the partition) in one transaction.
@@ -286,14 +323,23 @@ impl Store {
     // ----- sink offsets -----------------------------------------------------------------------------
 
     /// A sink connector's committed offsets: (topic, partition) → next offset to read.
-    pub async fn sink_offsets(&self, connector: String) -> Result<Vec<(String, i32, i64)>, StorageError> {
-        self.writer.call(move |c| queries::sink_offsets(c, &connector)).await
+    pub async fn sink_offsets(
+        &self,
+        connector: String,
+    ) -> Result<Vec<(String, i32, i64)>, StorageError> {
+        self.writer
+            .call(move |c| queries::sink_offsets(c, &connector))
+            .await
     }
 
     /// Same as [`Store::sink_offsets`], for task threads.
-    pub fn sink_offsets_blocking(&self, connector: &str) -> Result<Vec<(String, i32, i64)>, StorageError> {
+    pub fn sink_offsets_blocking(
+        &self,
+        connector: &str,
+    ) -> Result<Vec<(String, i32, i64)>, StorageError> {
         let connector = connector.to_string();
-        self.writer.call_blocking(move |c| queries::sink_offsets(c, &connector))
+        self.writer
+            .call_blocking(move |c| queries::sink_offsets(c, &connector))
     }
 
     /// Commits sink offsets (next offset to read per topic partition); `None` removes one.
@@ -313,28 +359,40 @@ impl Store {
         connector: String,
         offsets: Vec<(String, i32, Option<i64>)>,
     ) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::write_sink_offsets(c, &connector, &offsets)).await
+        self.writer
+            .call(move |c| queries::write_sink_offsets(c, &connector, &offsets))
+            .await
     }
 
     /// Removes every sink offset of a connector.
     pub async fn reset_sink_offsets(&self, connector: String) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::reset_sink_offsets(c, &connector)).await
+        self.writer
+            .call(move |c| queries::reset_sink_offsets(c, &connector))
+            .await
     }
 
     // ----- active topics (KIP-558) ------------------------------------------------------------------
 
     /// The topics a connector has used, sorted.
     pub async fn active_topics(&self, connector: String) -> Result<Vec<String>, StorageError> {
-        self.writer.call(move |c| queries::active_topics(c, &connector)).await
+        self.writer
+            .call(move |c| queries::active_topics(c, &connector))
+            .await
     }
 
     /// Forgets the topics a connector has used.
     pub async fn reset_active_topics(&self, connector: String) -> Result<(), StorageError> {
-        self.writer.call(move |c| queries::reset_active_topics(c, &connector)).await
+        self.writer
+            .call(move |c| queries::reset_active_topics(c, &connector))
+            .await
     }
 
     /// Records that a sink connector consumed from a topic.
-    pub fn record_active_topic_blocking(&self, connector: &str, topic: &str) -> Result<(), StorageError> {
+    pub fn record_active_topic_blocking(
+        &self,
+        connector: &str,
+        topic: &str,
+    ) -> Result<(), StorageError> {
         let (connector, topic) = (connector.to_string(), topic.to_string());
         self.writer
             .call_blocking(move |c| queries::add_active_topic(c, &connector, &topic))
@@ -344,7 +402,10 @@ impl Store {
 
     /// Appends records and, in the same transaction, the source offsets that produced them and the
     /// topics the connector used. Returns the (topic, partition, offset) each record got.
-    pub fn append_blocking(&self, batch: AppendBatch) -> Result<Vec<(String, i32, i64)>, StorageError> {
+    pub fn append_blocking(
+        &self,
+        batch: AppendBatch,
+    ) -> Result<Vec<(String, i32, i64)>, StorageError> {
         self.writer.call_blocking(move |c| log::append(c, &batch))
     }
 
@@ -354,8 +415,14 @@ impl Store {
     }
 
     /// Reads up to `max` records of one partition from `from` on.
-    pub fn read_blocking(&self, tp: TopicPartition, from: i64, max: usize) -> Result<Vec<LogRecord>, StorageError> {
-        self.reader.call_blocking(move |c| log::read(c, &tp, from, max))
+    pub fn read_blocking(
+        &self,
+        tp: TopicPartition,
+        from: i64,
+        max: usize,
+    ) -> Result<Vec<LogRecord>, StorageError> {
+        self.reader
+            .call_blocking(move |c| log::read(c, &tp, from, max))
     }
 
     /// The first offset still retained in a partition (the log start), or the end offset when it is empty.
@@ -391,7 +458,9 @@ impl Store {
 
     /// Lowers or lifts the size limit of the database file, in bytes (`None` lifts it).
     pub async fn set_max_bytes(&self, max_bytes: Option<u64>) -> Result<(), StorageError> {
-        self.writer.call(move |c| apply_max_bytes(c, max_bytes)).await
+        self.writer
+            .call(move |c| apply_max_bytes(c, max_bytes))
+            .await
     }
 }
 
@@ -411,7 +480,9 @@ fn take_lock(path: &Path) -> Result<File, StorageError> {
         })?;
     match lock.try_lock() {
         Ok(()) => Ok(lock),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StorageError::Locked(path.display().to_string())),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(StorageError::Locked(path.display().to_string()))
+        }
         Err(std::fs::TryLockError::Error(e)) => Err(StorageError::Incompatible(format!(
             "Cannot lock {}: {e}",
             Path::new(&lock_path).display()
@@ -427,9 +498,13 @@ fn check_compatible(path: &Path) -> Result<(), StorageError> {
     if meta.len() == 0 {
         return Ok(());
     }
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
-        StorageError::Incompatible(format!("{} cannot be opened as a database: {e}", path.display()))
-    })?;
+    let conn =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
+            StorageError::Incompatible(format!(
+                "{} cannot be opened as a database: {e}",
+                path.display()
+            ))
+        })?;
     let not_ours = || {
         StorageError::Incompatible(format!(
             "{} is not a liteconnect database; it was left unchanged. Point storage.file at a new or liteconnect file.",
@@ -443,11 +518,17 @@ fn check_compatible(path: &Path) -> Result<(), StorageError> {
     if tables.is_empty() {
         return Ok(());
     }
-    if !tables.iter().any(|t| t == "refinery_schema_history") || !tables.iter().any(|t| t == "connector_configs") {
+    if !tables.iter().any(|t| t == "refinery_schema_history")
+        || !tables.iter().any(|t| t == "connector_configs")
+    {
         return Err(not_ours());
     }
     let newest: i64 = conn
-        .query_row("SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history", [], |r| r.get(0))
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM refinery_schema_history",
+            [],
+            |r| r.get(0),
+        )
         .map_err(|_| not_ours())?;
     let known = embedded::migrations::runner()
         .get_migrations()

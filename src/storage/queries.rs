@@ -35,14 +35,19 @@ pub struct StoredStatus {
 
 pub(super) fn ensure_identity(conn: &Connection) -> Result<String, StorageError> {
     let existing: Option<String> = conn
-        .query_row("SELECT kafka_cluster_id FROM worker_identity WHERE id = 1", [], |r| r.get(0))
+        .query_row(
+            "SELECT kafka_cluster_id FROM worker_identity WHERE id = 1",
+            [],
+            |r| r.get(0),
+        )
         .optional()?;
     if let Some(id) = existing {
         return Ok(id);
     }
     // Kafka cluster ids are a UUID in URL-safe base64 without padding (22 characters).
     use base64::Engine as _;
-    let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes());
+    let id =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes());
     conn.execute(
         "INSERT INTO worker_identity (id, kafka_cluster_id, created_ms) VALUES (1, ?1, ?2)",
         params![id, now_ms()],
@@ -57,7 +62,12 @@ pub(crate) fn canonical_json(value: &Json) -> String {
             Json::Object(map) => {
                 let mut entries: Vec<_> = map.iter().collect();
                 entries.sort_by(|a, b| a.0.cmp(b.0));
-                Json::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted(v))).collect())
+                Json::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sorted(v)))
+                        .collect(),
+                )
             }
             Json::Array(items) => Json::Array(items.iter().map(sorted).collect()),
             other => other.clone(),
@@ -72,7 +82,11 @@ fn to_json(config: &BTreeMap<String, String>) -> Result<String, StorageError> {
 
 fn exists(conn: &Connection, name: &str) -> Result<bool, StorageError> {
     Ok(conn
-        .query_row("SELECT 1 FROM connector_configs WHERE name = ?1", [name], |_| Ok(()))
+        .query_row(
+            "SELECT 1 FROM connector_configs WHERE name = ?1",
+            [name],
+            |_| Ok(()),
+        )
         .optional()?
         .is_some())
 }
@@ -97,25 +111,42 @@ pub(super) fn load_connectors(conn: &Connection) -> Result<Vec<StoredConnector>,
         let target = TargetState::from_columns(state.as_deref(), state_v2.as_deref())
             .unwrap_or(TargetState::Started);
         let tasks = task_configs(conn, &name)?;
-        out.push(StoredConnector { config: serde_json::from_str(&config)?, name, target, tasks });
+        out.push(StoredConnector {
+            config: serde_json::from_str(&config)?,
+            name,
+            target,
+            tasks,
+        });
     }
     Ok(out)
 }
 
-fn task_configs(conn: &Connection, name: &str) -> Result<Vec<BTreeMap<String, String>>, StorageError> {
+fn task_configs(
+    conn: &Connection,
+    name: &str,
+) -> Result<Vec<BTreeMap<String, String>>, StorageError> {
     let count: Option<i64> = conn
-        .query_row("SELECT tasks FROM task_counts WHERE connector = ?1", [name], |r| r.get(0))
+        .query_row(
+            "SELECT tasks FROM task_counts WHERE connector = ?1",
+            [name],
+            |r| r.get(0),
+        )
         .optional()?;
     let count = count.unwrap_or(0);
-    let mut stmt =
-        conn.prepare("SELECT config FROM task_configs WHERE connector = ?1 AND task < ?2 ORDER BY task")?;
+    let mut stmt = conn.prepare(
+        "SELECT config FROM task_configs WHERE connector = ?1 AND task < ?2 ORDER BY task",
+    )?;
     let tasks = stmt
         .query_map(params![name, count], |r| r.get::<_, String>(0))?
         .collect::<Result<Vec<_>, _>>()?;
     tasks.iter().map(|t| Ok(serde_json::from_str(t)?)).collect()
 }
 
-fn write_target_state(conn: &Connection, name: &str, target: TargetState) -> Result<(), StorageError> {
+fn write_target_state(
+    conn: &Connection,
+    name: &str,
+    target: TargetState,
+) -> Result<(), StorageError> {
     conn.execute(
         "INSERT INTO target_states (connector, state, state_v2) VALUES (?1, ?2, ?3)
          ON CONFLICT (connector) DO UPDATE SET state = excluded.state, state_v2 = excluded.state_v2",
@@ -132,7 +163,9 @@ pub(super) fn create_connector(
     offsets: &[(Json, Option<Json>)],
 ) -> Result<(), StorageError> {
     if exists(conn, name)? {
-        return Err(StorageError::Conflict(format!("Connector {name} already exists")));
+        return Err(StorageError::Conflict(format!(
+            "Connector {name} already exists"
+        )));
     }
     let now = now_ms();
     // As Kafka's config topic does for KIP-980: the target state is written with the config, atomically.
@@ -180,9 +213,15 @@ pub(super) fn delete_connector(conn: &Connection, name: &str) -> Result<(), Stor
     Ok(())
 }
 
-pub(super) fn set_target_state(conn: &Connection, name: &str, target: TargetState) -> Result<(), StorageError> {
+pub(super) fn set_target_state(
+    conn: &Connection,
+    name: &str,
+    target: TargetState,
+) -> Result<(), StorageError> {
     if !exists(conn, name)? {
-        return Err(StorageError::Conflict(format!("Connector {name} not found")));
+        return Err(StorageError::Conflict(format!(
+            "Connector {name} not found"
+        )));
     }
     if target == TargetState::Stopped {
         // KIP-875: the empty task set is written before the STOPPED state, so a STOPPED connector never has tasks.
@@ -197,8 +236,8 @@ pub(super) fn put_task_configs(
     tasks: &[BTreeMap<String, String>],
 ) -> Result<(), StorageError> {
     conn.execute("DELETE FROM task_configs WHERE connector = ?1", [name])?;
-    let mut insert =
-        conn.prepare_cached("INSERT INTO task_configs (connector, task, config) VALUES (?1, ?2, ?3)")?;
+    let mut insert = conn
+        .prepare_cached("INSERT INTO task_configs (connector, task, config) VALUES (?1, ?2, ?3)")?;
     for (i, task) in tasks.iter().enumerate() {
         insert.execute(params![name, i as i64, to_json(task)?])?;
     }
@@ -210,7 +249,11 @@ pub(super) fn put_task_configs(
     Ok(())
 }
 
-pub(super) fn put_connector_status(conn: &Connection, name: &str, s: &StoredStatus) -> Result<(), StorageError> {
+pub(super) fn put_connector_status(
+    conn: &Connection,
+    name: &str,
+    s: &StoredStatus,
+) -> Result<(), StorageError> {
     if !exists(conn, name)? {
         return Ok(()); // a late report about a deleted connector
     }
@@ -223,7 +266,12 @@ pub(super) fn put_connector_status(conn: &Connection, name: &str, s: &StoredStat
     Ok(())
 }
 
-pub(super) fn put_task_status(conn: &Connection, name: &str, task: u32, s: &StoredStatus) -> Result<(), StorageError> {
+pub(super) fn put_task_status(
+    conn: &Connection,
+    name: &str,
+    task: u32,
+    s: &StoredStatus,
+) -> Result<(), StorageError> {
     if !exists(conn, name)? {
         return Ok(());
     }
@@ -236,23 +284,40 @@ pub(super) fn put_task_status(conn: &Connection, name: &str, task: u32, s: &Stor
     Ok(())
 }
 
-pub(super) fn delete_task_statuses(conn: &Connection, name: &str, from: u32) -> Result<(), StorageError> {
-    conn.execute("DELETE FROM task_statuses WHERE connector = ?1 AND task >= ?2", params![name, from])?;
+pub(super) fn delete_task_statuses(
+    conn: &Connection,
+    name: &str,
+    from: u32,
+) -> Result<(), StorageError> {
+    conn.execute(
+        "DELETE FROM task_statuses WHERE connector = ?1 AND task >= ?2",
+        params![name, from],
+    )?;
     Ok(())
 }
 
-pub(super) fn source_offsets(conn: &Connection, connector: &str) -> Result<Vec<(Json, Json)>, StorageError> {
-    let mut stmt =
-        conn.prepare("SELECT partition, offset FROM source_offsets WHERE connector = ?1 ORDER BY partition")?;
+pub(super) fn source_offsets(
+    conn: &Connection,
+    connector: &str,
+) -> Result<Vec<(Json, Json)>, StorageError> {
+    let mut stmt = conn.prepare(
+        "SELECT partition, offset FROM source_offsets WHERE connector = ?1 ORDER BY partition",
+    )?;
     let rows = stmt
-        .query_map([connector], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?
+        .query_map([connector], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
         .map(|(p, o)| Ok((serde_json::from_str(&p)?, serde_json::from_str(&o)?)))
         .collect()
 }
 
-pub(super) fn source_offset(conn: &Connection, connector: &str, partition_key: &str) -> Result<Option<Json>, StorageError> {
+pub(super) fn source_offset(
+    conn: &Connection,
+    connector: &str,
+    partition_key: &str,
+) -> Result<Option<Json>, StorageError> {
     let offset: Option<String> = conn
         .query_row(
             "SELECT offset FROM source_offsets WHERE connector = ?1 AND partition = ?2",
@@ -272,7 +337,8 @@ pub(crate) fn write_source_offsets(
         "INSERT INTO source_offsets (connector, partition, offset) VALUES (?1, ?2, ?3)
          ON CONFLICT (connector, partition) DO UPDATE SET offset = excluded.offset",
     )?;
-    let mut delete = conn.prepare_cached("DELETE FROM source_offsets WHERE connector = ?1 AND partition = ?2")?;
+    let mut delete =
+        conn.prepare_cached("DELETE FROM source_offsets WHERE connector = ?1 AND partition = ?2")?;
     for (partition, offset) in offsets {
         let key = canonical_json(partition);
         match offset {
@@ -283,7 +349,10 @@ pub(crate) fn write_source_offsets(
     Ok(())
 }
 
-pub(super) fn sink_offsets(conn: &Connection, connector: &str) -> Result<Vec<(String, i32, i64)>, StorageError> {
+pub(super) fn sink_offsets(
+    conn: &Connection,
+    connector: &str,
+) -> Result<Vec<(String, i32, i64)>, StorageError> {
     let mut stmt = conn.prepare(
         "SELECT topic, partition, offset FROM sink_offsets WHERE connector = ?1 ORDER BY topic, partition",
     )?;
@@ -302,8 +371,9 @@ pub(super) fn write_sink_offsets(
         "INSERT INTO sink_offsets (connector, topic, partition, offset) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (connector, topic, partition) DO UPDATE SET offset = excluded.offset",
     )?;
-    let mut delete =
-        conn.prepare_cached("DELETE FROM sink_offsets WHERE connector = ?1 AND topic = ?2 AND partition = ?3")?;
+    let mut delete = conn.prepare_cached(
+        "DELETE FROM sink_offsets WHERE connector = ?1 AND topic = ?2 AND partition = ?3",
+    )?;
     for (topic, partition, offset) in offsets {
         match offset {
             Some(o) => upsert.execute(params![connector, topic, partition, o])?,
@@ -318,30 +388,56 @@ pub(super) fn reset_sink_offsets(conn: &Connection, connector: &str) -> Result<(
     Ok(())
 }
 
-pub(super) fn active_topics(conn: &Connection, connector: &str) -> Result<Vec<String>, StorageError> {
-    let mut stmt = conn.prepare("SELECT topic FROM connector_topics WHERE connector = ?1 ORDER BY topic")?;
-    let rows = stmt.query_map([connector], |r| r.get(0))?.collect::<Result<Vec<_>, _>>()?;
+pub(super) fn active_topics(
+    conn: &Connection,
+    connector: &str,
+) -> Result<Vec<String>, StorageError> {
+    let mut stmt =
+        conn.prepare("SELECT topic FROM connector_topics WHERE connector = ?1 ORDER BY topic")?;
+    let rows = stmt
+        .query_map([connector], |r| r.get(0))?
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(rows)
 }
 
 pub(super) fn reset_active_topics(conn: &Connection, connector: &str) -> Result<(), StorageError> {
-    conn.execute("DELETE FROM connector_topics WHERE connector = ?1", [connector])?;
+    conn.execute(
+        "DELETE FROM connector_topics WHERE connector = ?1",
+        [connector],
+    )?;
     Ok(())
 }
 
-pub(crate) fn add_active_topic(conn: &Connection, connector: &str, topic: &str) -> Result<(), StorageError> {
-    conn.prepare_cached("INSERT OR IGNORE INTO connector_topics (connector, topic) VALUES (?1, ?2)")?
-        .execute(params![connector, topic])?;
+pub(crate) fn add_active_topic(
+    conn: &Connection,
+    connector: &str,
+    topic: &str,
+) -> Result<(), StorageError> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO connector_topics (connector, topic) VALUES (?1, ?2)",
+    )?
+    .execute(params![connector, topic])?;
     Ok(())
 }
 
-pub(super) fn applied_file_config(conn: &Connection, name: &str) -> Result<Option<String>, StorageError> {
+pub(super) fn applied_file_config(
+    conn: &Connection,
+    name: &str,
+) -> Result<Option<String>, StorageError> {
     Ok(conn
-        .query_row("SELECT applied_config FROM connector_files WHERE connector = ?1", [name], |r| r.get(0))
+        .query_row(
+            "SELECT applied_config FROM connector_files WHERE connector = ?1",
+            [name],
+            |r| r.get(0),
+        )
         .optional()?)
 }
 
-pub(super) fn set_applied_file_config(conn: &Connection, name: &str, config: &str) -> Result<(), StorageError> {
+pub(super) fn set_applied_file_config(
+    conn: &Connection,
+    name: &str,
+    config: &str,
+) -> Result<(), StorageError> {
     conn.execute(
         "INSERT INTO connector_files (connector, applied_config) VALUES (?1, ?2)
          ON CONFLICT (connector) DO UPDATE SET applied_config = excluded.applied_config",

@@ -33,7 +33,10 @@ pub struct TaskControl {
 impl TaskControl {
     /// A control block in the given mode.
     pub fn new(mode: Mode) -> Arc<Self> {
-        Arc::new(TaskControl { inner: Mutex::new(Inner { mode, woken: false }), cv: Condvar::new() })
+        Arc::new(TaskControl {
+            inner: Mutex::new(Inner { mode, woken: false }),
+            cv: Condvar::new(),
+        })
     }
 
     /// The current mode.
@@ -73,7 +76,11 @@ impl TaskControl {
             if now >= deadline {
                 return true;
             }
-            inner = self.cv.wait_timeout(inner, deadline - now).expect("control lock").0;
+            inner = self
+                .cv
+                .wait_timeout(inner, deadline - now)
+                .expect("control lock")
+                .0;
         }
     }
 
@@ -149,6 +156,9 @@ mod tests {
         signal.notify();
         let (running, waited) = t.join().unwrap();
         assert!(running);
-        assert!(waited < Duration::from_secs(30), "the append did not wake the task");
+        assert!(
+            waited < Duration::from_secs(30),
+            "the append did not wake the task"
+        );
     }
 }

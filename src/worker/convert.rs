@@ -24,7 +24,11 @@ pub struct Converters {
     header_class: String,
 }
 
-fn choose(connector: &Props, worker: &WorkerConfig, key: &str) -> (String, BTreeMap<String, String>) {
+fn choose(
+    connector: &Props,
+    worker: &WorkerConfig,
+    key: &str,
+) -> (String, BTreeMap<String, String>) {
     let prefix = format!("{key}.");
     let strip = |m: &BTreeMap<String, String>| -> BTreeMap<String, String> {
         m.iter()
@@ -33,7 +37,10 @@ fn choose(connector: &Props, worker: &WorkerConfig, key: &str) -> (String, BTree
     };
     match connector.get(key).filter(|c| !c.trim().is_empty()) {
         Some(class) => (class.trim().to_string(), strip(connector)),
-        None => (worker.converter_class(key).to_string(), strip(&worker.originals)),
+        None => (
+            worker.converter_class(key).to_string(),
+            strip(&worker.originals),
+        ),
     }
 }
 
@@ -59,11 +66,18 @@ impl Converters {
             .map_err(|e| format!("Failed to create the value converter {value_class}: {e}"))?;
         let header = converters::new_header_converter(&header_class, &header_props)
             .map_err(|e| format!("Failed to create the header converter {header_class}: {e}"))?;
-        Ok(Converters { key, key_class, value, value_class, header, header_class })
+        Ok(Converters {
+            key,
+            key_class,
+            value,
+            value_class,
+            header,
+            header_class,
+        })
     }
 
     /// Serialises a source record for the log.
-    pub(crate) fn to_log(&self, r: &ConnectRecord) -> Result<ProducedRecord, StageError> {
+    pub(crate) fn encode(&self, r: &ConnectRecord) -> Result<ProducedRecord, StageError> {
         let mut headers = Vec::with_capacity(r.headers.len());
         for h in &r.headers {
             let bytes = self
@@ -89,7 +103,7 @@ impl Converters {
     }
 
     /// Deserialises a record read from the log for a sink.
-    pub(crate) fn from_log(&self, r: LogRecord) -> Result<SinkRecord, StageError> {
+    pub(crate) fn decode(&self, r: LogRecord) -> Result<SinkRecord, StageError> {
         let key = self
             .key
             .to_connect(&r.topic, r.key.as_deref())
@@ -104,7 +118,11 @@ impl Converters {
                 .header
                 .to_connect_header(&r.topic, k, v.as_deref())
                 .map_err(|e| stage("HEADER_CONVERTER", &self.header_class, e.to_string()))?;
-            headers.push(Header { key: k.clone(), schema: h.schema, value: h.value });
+            headers.push(Header {
+                key: k.clone(),
+                schema: h.schema,
+                value: h.value,
+            });
         }
         Ok(SinkRecord {
             record: ConnectRecord {
@@ -123,11 +141,15 @@ impl Converters {
 }
 
 /// Keeps the last offset per source partition of a batch, in first-seen order.
-pub(crate) fn last_offsets(records: &[SourceRecord]) -> Vec<(serde_json::Value, Option<serde_json::Value>)> {
+pub(crate) fn last_offsets(
+    records: &[SourceRecord],
+) -> Vec<(serde_json::Value, Option<serde_json::Value>)> {
     let mut order: Vec<(serde_json::Value, Option<serde_json::Value>)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for r in records {
-        let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) else { continue };
+        let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) else {
+            continue;
+        };
         let p = serde_json::Value::Object(p.clone());
         let key = crate::storage::canonical_key(&p);
         let o = Some(serde_json::Value::Object(o.clone()));

@@ -42,7 +42,8 @@ pub(crate) struct TaskRuntime {
 
 impl TaskRuntime {
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
-        self.statuses.set_task(&self.connector, self.task, self.generation, state, trace);
+        self.statuses
+            .set_task(&self.connector, self.task, self.generation, state, trace);
     }
 }
 
@@ -65,7 +66,9 @@ pub struct Worker {
 
 impl std::fmt::Debug for RunningTask {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunningTask").field("mode", &self.control.mode()).finish()
+        f.debug_struct("RunningTask")
+            .field("mode", &self.control.mode())
+            .finish()
     }
 }
 
@@ -109,20 +112,33 @@ impl Worker {
         mode: Mode,
     ) {
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
-        self.statuses.begin_task(connector, task, generation, State::Unassigned);
+        self.statuses
+            .begin_task(connector, task, generation, State::Unassigned);
         let control = TaskControl::new(mode);
         let (done_tx, done) = tokio::sync::oneshot::channel::<()>();
-        self.tasks
-            .lock()
-            .expect("tasks lock")
-            .insert((connector.to_string(), task), RunningTask { control: control.clone(), done });
+        self.tasks.lock().expect("tasks lock").insert(
+            (connector.to_string(), task),
+            RunningTask {
+                control: control.clone(),
+                done,
+            },
+        );
 
         let converters = match Converters::for_connector(connector_config, &self.config) {
             Ok(c) => c,
             Err(e) => {
-                self.tasks.lock().expect("tasks lock").remove(&(connector.to_string(), task));
+                self.tasks
+                    .lock()
+                    .expect("tasks lock")
+                    .remove(&(connector.to_string(), task));
                 let error = TaskError::Fatal(e);
-                self.statuses.set_task(connector, task, generation, State::Failed, Some(trace_of("Worker.startTask", &error)));
+                self.statuses.set_task(
+                    connector,
+                    task,
+                    generation,
+                    State::Failed,
+                    Some(trace_of("Worker.startTask", &error)),
+                );
                 return;
             }
         };
@@ -174,7 +190,13 @@ impl Worker {
                 }
             });
         if let Err(e) = spawned {
-            self.statuses.set_task(connector, task, generation, State::Failed, Some(format!("Could not start a thread: {e}")));
+            self.statuses.set_task(
+                connector,
+                task,
+                generation,
+                State::Failed,
+                Some(format!("Could not start a thread: {e}")),
+            );
         }
     }
 
@@ -211,7 +233,9 @@ impl Worker {
                 .filter(|(c, t)| c == connector && only.is_none_or(|o| o.contains(t)))
                 .cloned()
                 .collect();
-            keys.into_iter().filter_map(|k| tasks.remove(&k).map(|t| (k, t))).collect()
+            keys.into_iter()
+                .filter_map(|k| tasks.remove(&k).map(|t| (k, t)))
+                .collect()
         };
         self.await_stopped(stopping).await;
     }

@@ -19,7 +19,10 @@ const MAX_BATCH: usize = 2000;
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
 fn storage_error(e: crate::storage::StorageError) -> StageError {
-    ("Reading the topic log".to_string(), TaskError::Fatal(e.to_string()))
+    (
+        "Reading the topic log".to_string(),
+        TaskError::Fatal(e.to_string()),
+    )
 }
 
 struct Subscription {
@@ -32,13 +35,25 @@ impl Subscription {
         let topics = rt
             .config
             .get("topics")
-            .map(|t| t.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            .map(|t| {
+                t.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
-        let regex = match rt.config.get("topics.regex").map(|r| r.trim()).filter(|r| !r.is_empty()) {
-            Some(r) => Some(
-                Regex::new(&format!("^(?:{r})$"))
-                    .map_err(|e| ("SinkTask.start".to_string(), TaskError::Fatal(format!("Invalid topics.regex: {e}"))))?,
-            ),
+        let regex = match rt
+            .config
+            .get("topics.regex")
+            .map(|r| r.trim())
+            .filter(|r| !r.is_empty())
+        {
+            Some(r) => Some(Regex::new(&format!("^(?:{r})$")).map_err(|e| {
+                (
+                    "SinkTask.start".to_string(),
+                    TaskError::Fatal(format!("Invalid topics.regex: {e}")),
+                )
+            })?),
             None => None,
         };
         Ok(Subscription { topics, regex })
@@ -51,7 +66,8 @@ impl Subscription {
 
 pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SinkTask>) -> Result<(), StageError> {
     rt.log_signal.register(&rt.control);
-    task.start(&rt.config).map_err(|e| ("SinkTask.start".to_string(), e))?;
+    task.start(&rt.config)
+        .map_err(|e| ("SinkTask.start".to_string(), e))?;
     let result = put_loop(rt, task.as_mut());
     task.stop();
     result
@@ -65,7 +81,11 @@ struct Positions {
     tracked: BTreeSet<String>,
 }
 
-fn assign(rt: &TaskRuntime, sub: &Subscription, positions: &mut Positions) -> Result<(), StageError> {
+fn assign(
+    rt: &TaskRuntime,
+    sub: &Subscription,
+    positions: &mut Positions,
+) -> Result<(), StageError> {
     let committed: BTreeMap<TopicPartition, i64> = rt
         .store
         .sink_offsets_blocking(&rt.connector)
@@ -77,7 +97,10 @@ fn assign(rt: &TaskRuntime, sub: &Subscription, positions: &mut Positions) -> Re
     for (topic, partitions) in rt.store.topics_blocking().map_err(storage_error)? {
         if sub.matches(&topic) {
             for partition in 0..partitions {
-                all.push(TopicPartition { topic: topic.clone(), partition });
+                all.push(TopicPartition {
+                    topic: topic.clone(),
+                    partition,
+                });
             }
         }
     }
@@ -89,22 +112,39 @@ fn assign(rt: &TaskRuntime, sub: &Subscription, positions: &mut Positions) -> Re
         }
         let start = match committed.get(&tp) {
             Some(o) => *o,
-            None => rt.store.log_start_blocking(tp.clone()).map_err(storage_error)?,
+            None => rt
+                .store
+                .log_start_blocking(tp.clone())
+                .map_err(storage_error)?,
         };
         positions.next.insert(tp, start);
     }
     Ok(())
 }
 
-fn commit(rt: &TaskRuntime, task: &mut dyn SinkTask, positions: &mut Positions) -> Result<(), StageError> {
+fn commit(
+    rt: &TaskRuntime,
+    task: &mut dyn SinkTask,
+    positions: &mut Positions,
+) -> Result<(), StageError> {
     if !positions.dirty {
         return Ok(());
     }
-    task.flush().map_err(|e| ("SinkTask.flush".to_string(), e))?;
-    let offsets = positions.next.iter().map(|(tp, o)| (tp.topic.clone(), tp.partition, Some(*o))).collect();
+    task.flush()
+        .map_err(|e| ("SinkTask.flush".to_string(), e))?;
+    let offsets = positions
+        .next
+        .iter()
+        .map(|(tp, o)| (tp.topic.clone(), tp.partition, Some(*o)))
+        .collect();
     rt.store
         .commit_sink_offsets_blocking(&rt.connector, offsets)
-        .map_err(|e| ("Committing sink offsets".to_string(), TaskError::Fatal(e.to_string())))?;
+        .map_err(|e| {
+            (
+                "Committing sink offsets".to_string(),
+                TaskError::Fatal(e.to_string()),
+            )
+        })?;
     positions.dirty = false;
     Ok(())
 }
@@ -112,7 +152,11 @@ fn commit(rt: &TaskRuntime, task: &mut dyn SinkTask, positions: &mut Positions) 
 fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError> {
     let sub = Subscription::new(rt)?;
     let interval = Duration::from_millis(rt.worker.offset_flush_interval_ms);
-    let mut positions = Positions { next: BTreeMap::new(), dirty: false, tracked: BTreeSet::new() };
+    let mut positions = Positions {
+        next: BTreeMap::new(),
+        dirty: false,
+        tracked: BTreeSet::new(),
+    };
     let mut last_commit = Instant::now();
     let mut last_assign: Option<Instant> = None;
     loop {
@@ -137,9 +181,16 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
         }
         let mut delivered = 0usize;
         let mut caught_up = true;
-        let partitions: Vec<(TopicPartition, i64)> = positions.next.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let partitions: Vec<(TopicPartition, i64)> = positions
+            .next
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
         for (tp, from) in partitions {
-            let batch = rt.store.read_blocking(tp.clone(), from, MAX_BATCH).map_err(storage_error)?;
+            let batch = rt
+                .store
+                .read_blocking(tp.clone(), from, MAX_BATCH)
+                .map_err(storage_error)?;
             if batch.is_empty() {
                 continue;
             }
@@ -149,7 +200,7 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
             let last = batch.last().map(|r| r.offset).unwrap_or(from);
             let mut records = Vec::with_capacity(batch.len());
             for r in batch {
-                records.push(rt.converters.from_log(r)?);
+                records.push(rt.converters.decode(r)?);
             }
             if rt.worker.topic_tracking_enable && positions.tracked.insert(tp.topic.clone()) {
                 rt.store

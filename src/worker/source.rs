@@ -30,13 +30,18 @@ impl SourceTaskContext for Context<'_> {
 
 pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(), StageError> {
     let context = Context { rt };
-    task.start(&rt.config, &context).map_err(|e| ("SourceTask.start".to_string(), e))?;
+    task.start(&rt.config, &context)
+        .map_err(|e| ("SourceTask.start".to_string(), e))?;
     let result = poll_loop(rt, task.as_mut(), &context);
     task.stop();
     result
 }
 
-fn poll_loop(rt: &TaskRuntime, task: &mut dyn SourceTask, context: &Context<'_>) -> Result<(), StageError> {
+fn poll_loop(
+    rt: &TaskRuntime,
+    task: &mut dyn SourceTask,
+    context: &Context<'_>,
+) -> Result<(), StageError> {
     let track_topics = rt.worker.topic_tracking_enable;
     loop {
         match rt.control.mode() {
@@ -71,7 +76,7 @@ fn poll_loop(rt: &TaskRuntime, task: &mut dyn SourceTask, context: &Context<'_>)
         }
         let mut produced = Vec::with_capacity(records.len());
         for r in &records {
-            produced.push(rt.converters.to_log(&r.record)?);
+            produced.push(rt.converters.encode(&r.record)?);
         }
         let batch = AppendBatch {
             connector: rt.connector.clone(),

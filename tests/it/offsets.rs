@@ -18,21 +18,42 @@ async fn source_resumes_from_patched_offset_and_rereads_after_reset() {
     // Ten lines of 7 bytes ("line-N\n"): line k starts at byte 7k.
     append_lines(&input, (0..10).map(|i| format!("line-{i}")));
     let file = input.display().to_string();
-    assert_eq!(w.post("/connectors", stopped(file_source("src", &input, "t"))).await.0, 201);
-    assert_eq!(w.get("/connectors/src/offsets").await, (200, json!({"offsets": []})));
+    assert_eq!(
+        w.post("/connectors", stopped(file_source("src", &input, "t")))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        w.get("/connectors/src/offsets").await,
+        (200, json!({"offsets": []}))
+    );
     let (s, body) = w
-        .patch("/connectors/src/offsets", json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": 42}}]}))
+        .patch(
+            "/connectors/src/offsets",
+            json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": 42}}]}),
+        )
         .await;
     assert_eq!(s, 200, "{body}");
-    assert_eq!(body, json!({"message": "The offsets for this connector have been altered successfully"}));
+    assert_eq!(
+        body,
+        json!({"message": "The offsets for this connector have been altered successfully"})
+    );
     assert_eq!(
         w.get("/connectors/src/offsets").await.1,
         json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": 42}}]})
     );
-    assert_eq!(w.post("/connectors", file_sink("snk", &out, "t")).await.0, 201);
+    assert_eq!(
+        w.post("/connectors", file_sink("snk", &out, "t")).await.0,
+        201
+    );
     assert_eq!(w.put_empty("/connectors/src/resume").await.0, 202);
     wait_until("lines 6..9 out", || async { lines(&out).len() >= 4 }).await;
-    assert_eq!(lines(&out), ["line-6", "line-7", "line-8", "line-9"], "lines before the patched position are not re-read");
+    assert_eq!(
+        lines(&out),
+        ["line-6", "line-7", "line-8", "line-9"],
+        "lines before the patched position are not re-read"
+    );
     wait_until("the offset to reach the end", || async {
         w.get("/connectors/src/offsets").await.1["offsets"][0]["offset"]["position"] == 70
     })
@@ -43,21 +64,43 @@ async fn source_resumes_from_patched_offset_and_rereads_after_reset() {
         if state == "PAUSED" {
             assert_eq!(w.put_empty("/connectors/src/pause").await.0, 202);
         }
-        let (s, body) = w.patch("/connectors/src/offsets", json!({"offsets": [{"partition": {"filename": file}, "offset": null}]})).await;
+        let (s, body) = w
+            .patch(
+                "/connectors/src/offsets",
+                json!({"offsets": [{"partition": {"filename": file}, "offset": null}]}),
+            )
+            .await;
         assert_eq!(s, 400, "{state}: {body}");
-        assert!(body["message"].as_str().unwrap().starts_with("Connectors must be in the STOPPED state before their offsets can be modified."), "{body}");
-        assert!(body["message"].as_str().unwrap().contains("'/connectors/src/stop'"));
+        assert!(
+            body["message"].as_str().unwrap().starts_with(
+                "Connectors must be in the STOPPED state before their offsets can be modified."
+            ),
+            "{body}"
+        );
+        assert!(body["message"]
+            .as_str()
+            .unwrap()
+            .contains("'/connectors/src/stop'"));
         assert_eq!(w.delete("/connectors/src/offsets").await.0, 400);
     }
     // Reset, resume: everything is read again.
     assert_eq!(w.put_empty("/connectors/src/stop").await.0, 204);
     let (s, body) = w.delete("/connectors/src/offsets").await;
     assert_eq!(s, 200, "{body}");
-    assert_eq!(body, json!({"message": "The offsets for this connector have been reset successfully"}));
-    assert_eq!(w.get("/connectors/src/offsets").await.1, json!({"offsets": []}));
+    assert_eq!(
+        body,
+        json!({"message": "The offsets for this connector have been reset successfully"})
+    );
+    assert_eq!(
+        w.get("/connectors/src/offsets").await.1,
+        json!({"offsets": []})
+    );
     assert_eq!(w.put_empty("/connectors/src/resume").await.0, 202);
     wait_until("all ten lines again", || async { lines(&out).len() >= 14 }).await;
-    assert_eq!(lines(&out)[4..], (0..10).map(|i| format!("line-{i}")).collect::<Vec<_>>()[..]);
+    assert_eq!(
+        lines(&out)[4..],
+        (0..10).map(|i| format!("line-{i}")).collect::<Vec<_>>()[..]
+    );
     w.stop().await;
 }
 
@@ -68,13 +111,31 @@ async fn sink_created_stopped_with_offset_5_delivers_from_5() {
     let input = dir.path().join("in.txt");
     let out = dir.path().join("out.txt");
     append_lines(&input, (0..10).map(|i| format!("r{i}")));
-    assert_eq!(w.post("/connectors", file_source("src", &input, "t")).await.0, 201);
+    assert_eq!(
+        w.post("/connectors", file_source("src", &input, "t"))
+            .await
+            .0,
+        201
+    );
     // A probe sink proves all ten records are in the log before the real one starts.
     let probe = dir.path().join("probe.txt");
-    assert_eq!(w.post("/connectors", file_sink("probe", &probe, "t")).await.0, 201);
-    wait_until("ten records in the log", || async { lines(&probe).len() == 10 }).await;
+    assert_eq!(
+        w.post("/connectors", file_sink("probe", &probe, "t"))
+            .await
+            .0,
+        201
+    );
+    wait_until("ten records in the log", || async {
+        lines(&probe).len() == 10
+    })
+    .await;
 
-    assert_eq!(w.post("/connectors", stopped(file_sink("snk", &out, "t"))).await.0, 201);
+    assert_eq!(
+        w.post("/connectors", stopped(file_sink("snk", &out, "t")))
+            .await
+            .0,
+        201
+    );
     let (s, body) = w
         .patch("/connectors/snk/offsets", json!({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": "0"}, "offset": {"kafka_offset": 5}}]}))
         .await;
@@ -93,10 +154,16 @@ async fn sink_created_stopped_with_offset_5_delivers_from_5() {
     // Reset then resume: from the start of what the log retains.
     assert_eq!(w.put_empty("/connectors/snk/stop").await.0, 204);
     assert_eq!(w.delete("/connectors/snk/offsets").await.0, 200);
-    assert_eq!(w.get("/connectors/snk/offsets").await.1, json!({"offsets": []}));
+    assert_eq!(
+        w.get("/connectors/snk/offsets").await.1,
+        json!({"offsets": []})
+    );
     assert_eq!(w.put_empty("/connectors/snk/resume").await.0, 202);
     wait_until("all ten after reset", || async { lines(&out).len() >= 15 }).await;
-    assert_eq!(lines(&out)[5..], (0..10).map(|i| format!("r{i}")).collect::<Vec<_>>()[..]);
+    assert_eq!(
+        lines(&out)[5..],
+        (0..10).map(|i| format!("r{i}")).collect::<Vec<_>>()[..]
+    );
     w.stop().await;
 }
 
@@ -106,8 +173,21 @@ async fn malformed_offsets_are_400_and_change_nothing() {
     let w = TestWorker::start(dir.path()).await;
     let input = dir.path().join("in.txt");
     let file = input.display().to_string();
-    assert_eq!(w.post("/connectors", stopped(file_source("src", &input, "t"))).await.0, 201);
-    assert_eq!(w.post("/connectors", stopped(file_sink("snk", &dir.path().join("o.txt"), "t"))).await.0, 201);
+    assert_eq!(
+        w.post("/connectors", stopped(file_source("src", &input, "t")))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        w.post(
+            "/connectors",
+            stopped(file_sink("snk", &dir.path().join("o.txt"), "t"))
+        )
+        .await
+        .0,
+        201
+    );
     let good = json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": 3}}]});
     assert_eq!(w.patch("/connectors/src/offsets", good).await.0, 200);
     let sink_cases = [
@@ -126,34 +206,74 @@ async fn malformed_offsets_are_400_and_change_nothing() {
     for (body, expected) in sink_cases {
         let (s, resp) = w.patch("/connectors/snk/offsets", body.clone()).await;
         assert_eq!(s, 400, "{body}: {resp}");
-        assert!(resp["message"].as_str().unwrap().contains(expected), "{body}: {resp}");
+        assert!(
+            resp["message"].as_str().unwrap().contains(expected),
+            "{body}: {resp}"
+        );
     }
     let source_cases = [
-        (json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": -5}}]}), "The value for the 'position' key in the offset should be a non-negative value"),
-        (json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": "12"}}]}), "The value for the 'position' key in the offset is expected to be a Long value"),
-        (json!({"offsets": [{"partition": {"filename": file}, "offset": {"other": 1}}]}), "Offset objects should either be null or contain the key 'position'"),
-        (json!({"offsets": [{"partition": {"file": file}, "offset": {"position": 1}}]}), "Partition objects should contain the key 'filename'"),
-        (json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": [1]}}]}), "Offsets may only contain primitive types as values, but field position contains array"),
+        (
+            json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": -5}}]}),
+            "The value for the 'position' key in the offset should be a non-negative value",
+        ),
+        (
+            json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": "12"}}]}),
+            "The value for the 'position' key in the offset is expected to be a Long value",
+        ),
+        (
+            json!({"offsets": [{"partition": {"filename": file}, "offset": {"other": 1}}]}),
+            "Offset objects should either be null or contain the key 'position'",
+        ),
+        (
+            json!({"offsets": [{"partition": {"file": file}, "offset": {"position": 1}}]}),
+            "Partition objects should contain the key 'filename'",
+        ),
+        (
+            json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": [1]}}]}),
+            "Offsets may only contain primitive types as values, but field position contains array",
+        ),
         (json!("not an object"), "Invalid request body"),
     ];
     for (body, expected) in source_cases {
         let (s, resp) = w.patch("/connectors/src/offsets", body.clone()).await;
         assert_eq!(s, 400, "{body}: {resp}");
-        assert!(resp["message"].as_str().unwrap().contains(expected), "{body}: {resp}");
+        assert!(
+            resp["message"].as_str().unwrap().contains(expected),
+            "{body}: {resp}"
+        );
     }
-    assert_eq!(w.get("/connectors/snk/offsets").await.1, json!({"offsets": []}));
+    assert_eq!(
+        w.get("/connectors/snk/offsets").await.1,
+        json!({"offsets": []})
+    );
     assert_eq!(
         w.get("/connectors/src/offsets").await.1,
         json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": 3}}]})
     );
-    let (s, resp) = w.patch("/connectors/nope/offsets", json!({"offsets": [{"partition": {"a": 1}, "offset": null}]})).await;
-    assert_eq!((s, resp["message"].clone()), (404, json!("Connector nope not found")));
+    let (s, resp) = w
+        .patch(
+            "/connectors/nope/offsets",
+            json!({"offsets": [{"partition": {"a": 1}, "offset": null}]}),
+        )
+        .await;
+    assert_eq!(
+        (s, resp["message"].clone()),
+        (404, json!("Connector nope not found"))
+    );
     assert_eq!(w.get("/connectors/nope/offsets").await.0, 404);
     assert_eq!(w.delete("/connectors/nope/offsets").await.0, 404);
     // A tombstone removes one partition's offset.
-    let (s, _) = w.patch("/connectors/src/offsets", json!({"offsets": [{"partition": {"filename": file}, "offset": null}]})).await;
+    let (s, _) = w
+        .patch(
+            "/connectors/src/offsets",
+            json!({"offsets": [{"partition": {"filename": file}, "offset": null}]}),
+        )
+        .await;
     assert_eq!(s, 200);
-    assert_eq!(w.get("/connectors/src/offsets").await.1, json!({"offsets": []}));
+    assert_eq!(
+        w.get("/connectors/src/offsets").await.1,
+        json!({"offsets": []})
+    );
     w.stop().await;
 }
 
@@ -175,7 +295,10 @@ async fn offsets_on_create_are_used_from_the_first_poll() {
     let mut good = file_source("src", &input, "t");
     good["offsets"] = json!([{"partition": {"filename": file}, "offset": {"position": 8}}]);
     assert_eq!(w.post("/connectors", good).await.0, 201);
-    assert_eq!(w.post("/connectors", file_sink("snk", &out, "t")).await.0, 201);
+    assert_eq!(
+        w.post("/connectors", file_sink("snk", &out, "t")).await.0,
+        201
+    );
     wait_until("three lines", || async { lines(&out).len() >= 3 }).await;
     assert_eq!(lines(&out), ["l-2", "l-3", "l-4"]);
     w.stop().await;

@@ -14,22 +14,35 @@ async fn everything_is_as_it_was_after_a_restart() {
     append_lines(&input, ["a".to_string()]);
     let w = TestWorker::start(dir.path()).await;
     for name in ["run", "paused", "stopped", "reconf"] {
-        assert_eq!(w.post("/connectors", file_source(name, &input, "t")).await.0, 201);
+        assert_eq!(
+            w.post("/connectors", file_source(name, &input, "t"))
+                .await
+                .0,
+            201
+        );
     }
     assert_eq!(w.put_empty("/connectors/paused/pause").await.0, 202);
     assert_eq!(w.put_empty("/connectors/stopped/stop").await.0, 204);
-    let (s, _) = w.patch("/connectors/reconf/config", json!({"batch.size": "7"})).await;
+    let (s, _) = w
+        .patch("/connectors/reconf/config", json!({"batch.size": "7"}))
+        .await;
     assert_eq!(s, 200);
     assert_eq!(w.post("/connectors", json!({"name": "born-paused", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "PAUSED"})).await.0, 201);
     w.stop().await;
 
     let w = TestWorker::start(dir.path()).await;
-    assert_eq!(w.get("/connectors").await.1, json!(["born-paused", "paused", "reconf", "run", "stopped"]));
+    assert_eq!(
+        w.get("/connectors").await.1,
+        json!(["born-paused", "paused", "reconf", "run", "stopped"])
+    );
     w.wait_for_state("run", "RUNNING", 1, "RUNNING").await;
     w.wait_for_state("paused", "PAUSED", 1, "PAUSED").await;
     w.wait_for_state("stopped", "STOPPED", 0, "").await;
     w.wait_for_state("born-paused", "PAUSED", 0, "").await;
-    assert_eq!(w.get("/connectors/reconf/config").await.1["batch.size"], "7");
+    assert_eq!(
+        w.get("/connectors/reconf/config").await.1["batch.size"],
+        "7"
+    );
     w.wait_for_state("reconf", "RUNNING", 1, "RUNNING").await;
     w.stop().await;
 }
@@ -48,15 +61,25 @@ async fn target_state_columns_hold_kafkas_values() {
     w.stop().await;
     let conn = rusqlite::Connection::open(&db).unwrap();
     let row = |name: &str| -> (String, Option<String>) {
-        conn.query_row("SELECT state, state_v2 FROM target_states WHERE connector = ?1", [name], |r| Ok((r.get(0)?, r.get(1)?)))
-            .unwrap()
+        conn.query_row(
+            "SELECT state, state_v2 FROM target_states WHERE connector = ?1",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
     };
     assert_eq!(row("r"), ("STARTED".into(), Some("STARTED".into())));
     assert_eq!(row("p"), ("PAUSED".into(), Some("PAUSED".into())));
     assert_eq!(row("s"), ("PAUSED".into(), Some("STOPPED".into())));
     // A row an older writer left, with only the legacy column, is read from `state`.
-    conn.execute("UPDATE target_states SET state = 'PAUSED', state_v2 = NULL WHERE connector = 'r'", []).unwrap();
-    let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    conn.execute(
+        "UPDATE target_states SET state = 'PAUSED', state_v2 = NULL WHERE connector = 'r'",
+        [],
+    )
+    .unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
     drop(conn);
     let w = TestWorker::start(dir.path()).await;
@@ -76,13 +99,34 @@ async fn state_survives_kill_9_of_the_binary() {
     let client = reqwest::Client::new();
     let mut bin = start_binary(dir.path(), &[]);
     wait_healthy(&client, &bin.url).await;
-    let post = |body: serde_json::Value| client.post(format!("{}/connectors", bin.url)).json(&body).send();
-    assert_eq!(post(file_source("src", &input, "t")).await.unwrap().status(), 201);
-    assert_eq!(post(file_sink("snk", &output, "t")).await.unwrap().status(), 201);
+    let post = |body: serde_json::Value| {
+        client
+            .post(format!("{}/connectors", bin.url))
+            .json(&body)
+            .send()
+    };
+    assert_eq!(
+        post(file_source("src", &input, "t"))
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(
+        post(file_sink("snk", &output, "t")).await.unwrap().status(),
+        201
+    );
     assert_eq!(post(json!({"name": "held", "config": {"connector.class": "FileStreamSink", "topics": "x"}, "initial_state": "STOPPED"})).await.unwrap().status(), 201);
-    let paused = client.put(format!("{}/connectors/held/pause", bin.url)).send().await.unwrap();
+    let paused = client
+        .put(format!("{}/connectors/held/pause", bin.url))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(paused.status(), 202);
-    wait_until("half the lines out", || async { lines(&output).len() >= 1000 }).await;
+    wait_until("half the lines out", || async {
+        lines(&output).len() >= 1000
+    })
+    .await;
     bin.child.kill().unwrap(); // SIGKILL
     bin.child.wait().unwrap();
 
@@ -99,10 +143,28 @@ async fn state_survives_kill_9_of_the_binary() {
     // so duplicates are a contiguous run, never a gap.
     let mut seen = std::collections::BTreeSet::new();
     let first_seen: Vec<&String> = got.iter().filter(|l| seen.insert((*l).clone())).collect();
-    assert_eq!(first_seen, all.iter().collect::<Vec<_>>(), "every line, in order");
-    let status: serde_json::Value = client.get(format!("{}/connectors/held/status", bin.url)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        first_seen,
+        all.iter().collect::<Vec<_>>(),
+        "every line, in order"
+    );
+    let status: serde_json::Value = client
+        .get(format!("{}/connectors/held/status", bin.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(status["connector"]["state"], "PAUSED");
-    let names: serde_json::Value = client.get(format!("{}/connectors", bin.url)).send().await.unwrap().json().await.unwrap();
+    let names: serde_json::Value = client
+        .get(format!("{}/connectors", bin.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(names, json!(["held", "snk", "src"]));
     bin.child.kill().unwrap();
     bin.child.wait().unwrap();
@@ -117,18 +179,39 @@ async fn sigterm_shuts_down_gracefully_and_commits() {
     let client = reqwest::Client::new();
     let mut bin = start_binary(dir.path(), &[]);
     wait_healthy(&client, &bin.url).await;
-    let post = |body: serde_json::Value| client.post(format!("{}/connectors", bin.url)).json(&body).send();
-    assert_eq!(post(file_source("src", &input, "t")).await.unwrap().status(), 201);
-    assert_eq!(post(file_sink("snk", &output, "t")).await.unwrap().status(), 201);
+    let post = |body: serde_json::Value| {
+        client
+            .post(format!("{}/connectors", bin.url))
+            .json(&body)
+            .send()
+    };
+    assert_eq!(
+        post(file_source("src", &input, "t"))
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(
+        post(file_sink("snk", &output, "t")).await.unwrap().status(),
+        201
+    );
     wait_until("all lines out", || async { lines(&output).len() == 300 }).await;
-    let status = Command::new("kill").arg("-TERM").arg(bin.child.id().to_string()).status().unwrap();
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(bin.child.id().to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
     let deadline = Instant::now() + DEADLINE;
     let code = loop {
         if let Some(code) = bin.child.try_wait().unwrap() {
             break code;
         }
-        assert!(Instant::now() < deadline, "the worker did not exit on SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "the worker did not exit on SIGTERM"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert!(code.success(), "{code:?}");
@@ -136,7 +219,10 @@ async fn sigterm_shuts_down_gracefully_and_commits() {
     let mut bin = start_binary(dir.path(), &[]);
     wait_healthy(&client, &bin.url).await;
     append_lines(&input, ["after".to_string()]);
-    wait_until("the new line out", || async { lines(&output).last().map(String::as_str) == Some("after") }).await;
+    wait_until("the new line out", || async {
+        lines(&output).last().map(String::as_str) == Some("after")
+    })
+    .await;
     assert_eq!(lines(&output).len(), 301);
     bin.child.kill().unwrap();
     bin.child.wait().unwrap();

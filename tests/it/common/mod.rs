@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -32,15 +32,27 @@ pub struct TestWorker {
 
 /// A fresh temporary directory kept for the life of the test.
 pub fn tempdir() -> TempDir {
-    tempfile::Builder::new().prefix("liteconnect-it").tempdir().expect("tempdir")
+    tempfile::Builder::new()
+        .prefix("liteconnect-it")
+        .tempdir()
+        .expect("tempdir")
 }
 
 pub fn worker_config(dir: &Path, extra: &[(&str, &str)]) -> WorkerConfig {
     let mut props: BTreeMap<String, String> = BTreeMap::new();
-    props.insert("storage.file".into(), dir.join("worker.db").display().to_string());
+    props.insert(
+        "storage.file".into(),
+        dir.join("worker.db").display().to_string(),
+    );
     props.insert("offset.flush.interval.ms".into(), "1000".into());
-    props.insert("key.converter".into(), "org.apache.kafka.connect.storage.StringConverter".into());
-    props.insert("value.converter".into(), "org.apache.kafka.connect.storage.StringConverter".into());
+    props.insert(
+        "key.converter".into(),
+        "org.apache.kafka.connect.storage.StringConverter".into(),
+    );
+    props.insert(
+        "value.converter".into(),
+        "org.apache.kafka.connect.storage.StringConverter".into(),
+    );
     for (k, v) in extra {
         props.insert(k.to_string(), v.to_string());
     }
@@ -50,7 +62,9 @@ pub fn worker_config(dir: &Path, extra: &[(&str, &str)]) -> WorkerConfig {
 impl TestWorker {
     /// Starts a worker whose database lives in `dir`.
     pub async fn start(dir: &Path) -> TestWorker {
-        Self::start_with(dir, &[], Vec::new()).await.expect("worker starts")
+        Self::start_with(dir, &[], Vec::new())
+            .await
+            .expect("worker starts")
     }
 
     /// Starts a worker with extra worker settings and start-up connectors.
@@ -61,7 +75,9 @@ impl TestWorker {
     ) -> Result<TestWorker, RunError> {
         let config = worker_config(dir, extra);
         let db = config.storage_file.clone();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let (tx, rx) = oneshot::channel::<()>();
         let handle = tokio::spawn(liteconnect::run(listener, config, startup, async {
@@ -72,7 +88,10 @@ impl TestWorker {
         let deadline = Instant::now() + DEADLINE;
         loop {
             if handle.is_finished() {
-                return Err(handle.await.expect("join").expect_err("a worker that stops early failed"));
+                return Err(handle
+                    .await
+                    .expect("join")
+                    .expect_err("a worker that stops early failed"));
             }
             if let Ok(r) = client.get(format!("{url}/health")).send().await {
                 if r.status() == 200 {
@@ -82,7 +101,14 @@ impl TestWorker {
             assert!(Instant::now() < deadline, "worker did not become healthy");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Ok(TestWorker { url, dir: dir.to_path_buf(), db, client, shutdown: Some(tx), handle: Some(handle) })
+        Ok(TestWorker {
+            url,
+            dir: dir.to_path_buf(),
+            db,
+            client,
+            shutdown: Some(tx),
+            handle: Some(handle),
+        })
     }
 
     /// Shuts the worker down gracefully and waits for it.
@@ -99,16 +125,27 @@ impl TestWorker {
         }
     }
 
-    pub async fn request(&self, method: reqwest::Method, path: &str, body: Option<Json>) -> (u16, Json, reqwest::header::HeaderMap) {
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Json>,
+    ) -> (u16, Json, reqwest::header::HeaderMap) {
         let mut req = self.client.request(method, format!("{}{}", self.url, path));
         if let Some(b) = body {
-            req = req.header("Content-Type", "application/json").body(b.to_string());
+            req = req
+                .header("Content-Type", "application/json")
+                .body(b.to_string());
         }
         let resp = req.send().await.expect("request");
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let text = resp.text().await.expect("body");
-        let json = if text.is_empty() { Json::Null } else { serde_json::from_str(&text).unwrap_or(Json::String(text)) };
+        let json = if text.is_empty() {
+            Json::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Json::String(text))
+        };
         (status, json, headers)
     }
 
@@ -143,17 +180,30 @@ impl TestWorker {
 
     /// The connector's status body, or Null.
     pub async fn status(&self, name: &str) -> Json {
-        self.get(&format!("/connectors/{}/status", enc(name))).await.1
+        self.get(&format!("/connectors/{}/status", enc(name)))
+            .await
+            .1
     }
 
     /// Waits until the connector and all `tasks` tasks are in `state`.
-    pub async fn wait_for_state(&self, name: &str, connector: &str, tasks: usize, task_state: &str) {
+    pub async fn wait_for_state(
+        &self,
+        name: &str,
+        connector: &str,
+        tasks: usize,
+        task_state: &str,
+    ) {
         let n = name.to_string();
-        wait_until(&format!("{name} to be {connector} with {tasks} {task_state} tasks"), || async {
-            let s = self.status(&n).await;
-            s["connector"]["state"] == connector
-                && s["tasks"].as_array().is_some_and(|t| t.len() == tasks && t.iter().all(|t| t["state"] == task_state))
-        })
+        wait_until(
+            &format!("{name} to be {connector} with {tasks} {task_state} tasks"),
+            || async {
+                let s = self.status(&n).await;
+                s["connector"]["state"] == connector
+                    && s["tasks"].as_array().is_some_and(|t| {
+                        t.len() == tasks && t.iter().all(|t| t["state"] == task_state)
+                    })
+            },
+        )
         .await;
     }
 }
@@ -189,13 +239,19 @@ where
 
 /// Lines of a file (empty when it does not exist).
 pub fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).map(|s| s.lines().map(str::to_string).collect()).unwrap_or_default()
+    std::fs::read_to_string(path)
+        .map(|s| s.lines().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Appends lines to a file.
 pub fn append_lines(path: &Path, lines: impl IntoIterator<Item = String>) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).expect("open");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("open");
     for l in lines {
         writeln!(f, "{l}").expect("write");
     }
@@ -253,13 +309,20 @@ pub fn start_binary_in(dir: &Path, cwd: &Path, extra_args: &[&str]) -> Binary {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if !sent {
                 if let Some(rest) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(rest.split_whitespace().next().unwrap_or_default().to_string());
+                    let _ = tx.send(
+                        rest.split_whitespace()
+                            .next()
+                            .unwrap_or_default()
+                            .to_string(),
+                    );
                     sent = true;
                 }
             }
         }
     });
-    let url = rx.recv_timeout(DEADLINE).expect("the binary logs the address it bound");
+    let url = rx
+        .recv_timeout(DEADLINE)
+        .expect("the binary logs the address it bound");
     Binary { child, url }
 }
 
@@ -275,7 +338,6 @@ pub async fn wait_healthy(client: &reqwest::Client, url: &str) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
-
 
 /// Runs the binary to completion (bounded by [`DEADLINE`]) and returns its exit code, stdout and stderr.
 pub fn run_binary(cwd: &Path, args: &[&str]) -> (i32, String, String) {
@@ -315,7 +377,11 @@ impl Binary {
 
     /// Sends SIGTERM and waits for a clean exit.
     pub fn terminate(mut self) {
-        let ok = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().expect("kill");
+        let ok = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill");
         assert!(ok.success());
         let deadline = Instant::now() + DEADLINE;
         loop {
