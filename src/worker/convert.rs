@@ -6,12 +6,22 @@ use std::sync::Arc;
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{Props, TaskError};
+
 use crate::converters::{self, Converter, HeaderConverter};
 use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
 use crate::storage::{LogRecord, ProducedRecord};
 
-/// A conversion failure with the stage it happened in, as Kafka's error reporter names stages.
+/// A task failure with the place it happened, for the status trace.
 pub(crate) type StageError = (String, TaskError);
+
+/// A record that failed in one stage of the pipeline (Kafka's `Stage`: KEY_CONVERTER, VALUE_CONVERTER,
+/// HEADER_CONVERTER, TRANSFORMATION), for the error handler to tolerate or not.
+#[derive(Clone, Debug)]
+pub(crate) struct StageFailure {
+    pub(crate) stage: &'static str,
+    pub(crate) class: String,
+    pub(crate) message: String,
+}
 
 /// The three converters of one connector.
 #[derive(Clone, Debug)]
@@ -44,11 +54,12 @@ fn choose(
     }
 }
 
-fn stage(name: &str, class: &str, message: String) -> StageError {
-    (
-        format!("Executing stage '{name}' with class '{class}'"),
-        TaskError::Fatal(format!("Tolerance exceeded in error handler: {message}")),
-    )
+fn stage(name: &'static str, class: &str, message: String) -> StageFailure {
+    StageFailure {
+        stage: name,
+        class: class.to_string(),
+        message,
+    }
 }
 
 impl Converters {
@@ -77,7 +88,7 @@ impl Converters {
     }
 
     /// Serialises a source record for the log.
-    pub(crate) fn encode(&self, r: &ConnectRecord) -> Result<ProducedRecord, StageError> {
+    pub(crate) fn encode(&self, r: &ConnectRecord) -> Result<ProducedRecord, StageFailure> {
         let mut headers = Vec::with_capacity(r.headers.len());
         for h in &r.headers {
             let bytes = self
@@ -103,7 +114,7 @@ impl Converters {
     }
 
     /// Deserialises a record read from the log for a sink.
-    pub(crate) fn decode(&self, r: LogRecord) -> Result<SinkRecord, StageError> {
+    pub(crate) fn decode(&self, r: &LogRecord) -> Result<SinkRecord, StageFailure> {
         let key = self
             .key
             .to_connect(&r.topic, r.key.as_deref())
@@ -126,7 +137,7 @@ impl Converters {
         }
         Ok(SinkRecord {
             record: ConnectRecord {
-                topic: r.topic,
+                topic: r.topic.clone(),
                 kafka_partition: Some(r.partition),
                 key_schema: key.schema,
                 key: key.value,

@@ -6,6 +6,7 @@
 
 mod control;
 mod convert;
+mod errors;
 mod sink;
 mod source;
 
@@ -37,10 +38,20 @@ pub(crate) struct TaskRuntime {
     pub(crate) statuses: Arc<StatusBoard>,
     pub(crate) log_signal: Arc<LogSignal>,
     pub(crate) converters: Converters,
+    pub(crate) errors: errors::ErrorHandler,
     pub(crate) worker: Arc<WorkerConfig>,
 }
 
 impl TaskRuntime {
+    /// Runs the connector's transform chain on one record; `Ok(None)` means a transform dropped it.
+    pub(crate) fn transform(
+        &self,
+        record: crate::record::ConnectRecord,
+        _kafka_offset: Option<i64>,
+    ) -> Result<Option<crate::record::ConnectRecord>, convert::StageFailure> {
+        Ok(Some(record))
+    }
+
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
         self.statuses
             .set_task(&self.connector, self.task, self.generation, state, trace);
@@ -153,6 +164,12 @@ impl Worker {
             statuses: self.statuses.clone(),
             log_signal: self.log_signal.clone(),
             converters,
+            errors: errors::ErrorHandler::new(
+                connector,
+                task,
+                connector_config,
+                plugin.connector_type() == crate::config::connector::ConnectorType::Sink,
+            ),
             worker: self.config.clone(),
         };
         let plugin = plugin.clone();

@@ -11,6 +11,7 @@ use super::convert::StageError;
 use super::{Mode, TaskRuntime};
 use crate::connectors::{SinkTask, TaskError};
 use crate::model::State;
+use crate::record::SinkRecord;
 use crate::storage::TopicPartition;
 
 /// Records read per partition per round.
@@ -70,6 +71,10 @@ pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SinkTask>) -> Result<(), S
         .map_err(|e| ("SinkTask.start".to_string(), e))?;
     let result = put_loop(rt, task.as_mut());
     task.stop();
+    let skipped = rt.errors.skipped();
+    if skipped > 0 {
+        tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
+    }
     result
 }
 
@@ -199,16 +204,31 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
             }
             let last = batch.last().map(|r| r.offset).unwrap_or(from);
             let mut records = Vec::with_capacity(batch.len());
-            for r in batch {
-                records.push(rt.converters.decode(r)?);
+            for r in &batch {
+                let decoded = match rt.converters.decode(r) {
+                    Ok(d) => d,
+                    Err(failure) => {
+                        rt.errors.sink_failure(failure, r, &rt.store)?;
+                        continue;
+                    }
+                };
+                let ctx_offset = decoded.kafka_offset;
+                match rt.transform(decoded.record, Some(ctx_offset)) {
+                    Ok(Some(record)) => records.push(SinkRecord {
+                        record,
+                        kafka_offset: ctx_offset,
+                    }),
+                    Ok(None) => {}
+                    Err(failure) => rt.errors.sink_failure(failure, r, &rt.store)?,
+                }
             }
             if rt.worker.topic_tracking_enable && positions.tracked.insert(tp.topic.clone()) {
                 rt.store
                     .record_active_topic_blocking(&rt.connector, &tp.topic)
                     .map_err(storage_error)?;
             }
-            delivered += records.len();
-            if !put_with_retries(rt, task, records)? {
+            delivered += batch.len();
+            if !records.is_empty() && !put_with_retries(rt, task, records)? {
                 break; // stopping: this batch was not delivered, so its offsets are not advanced
             }
             positions.next.insert(tp, last + 1);
@@ -229,7 +249,7 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
 fn put_with_retries(
     rt: &TaskRuntime,
     task: &mut dyn SinkTask,
-    records: Vec<crate::record::SinkRecord>,
+    records: Vec<SinkRecord>,
 ) -> Result<bool, StageError> {
     let mut backoff = Duration::from_millis(100);
     loop {

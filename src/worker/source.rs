@@ -34,6 +34,10 @@ pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(),
         .map_err(|e| ("SourceTask.start".to_string(), e))?;
     let result = poll_loop(rt, task.as_mut(), &context);
     task.stop();
+    let skipped = rt.errors.skipped();
+    if skipped > 0 {
+        tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
+    }
     result
 }
 
@@ -74,13 +78,27 @@ fn poll_loop(
             // Not stored, and neither are its offsets: the next run reads these records again.
             return Ok(());
         }
+        // Offsets cover every polled record, also those a transform drops or the error handler skips.
+        let offsets = last_offsets(&records);
         let mut produced = Vec::with_capacity(records.len());
-        for r in &records {
-            produced.push(rt.converters.encode(&r.record)?);
+        for r in records {
+            let topic = r.record.topic.clone();
+            let record = match rt.transform(r.record, None) {
+                Ok(Some(record)) => record,
+                Ok(None) => continue,
+                Err(failure) => {
+                    rt.errors.source_failure(failure, &topic)?;
+                    continue;
+                }
+            };
+            match rt.converters.encode(&record) {
+                Ok(p) => produced.push(p),
+                Err(failure) => rt.errors.source_failure(failure, &record.topic)?,
+            }
         }
         let batch = AppendBatch {
             connector: rt.connector.clone(),
-            offsets: last_offsets(&records),
+            offsets,
             records: produced,
             track_topics,
         };

@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod errors;
 mod kip980;
 mod lifecycle;
 mod migrate;

@@ -1,0 +1,163 @@
+//! Error tolerance, as Kafka's `errors.*` connector keys define it: with `errors.tolerance=none` the first
+//! record that fails in a converter or a transform fails the task, with a trace naming the stage; with
+//! `all` it is skipped, counted, optionally logged, and (for sinks) written with its original bytes to a
+//! dead letter queue topic in the local log, with Kafka's `__connect.errors.*` context headers.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::convert::{StageError, StageFailure};
+use crate::connectors::{Props, TaskError};
+use crate::storage::{AppendBatch, LogRecord, ProducedRecord, Store};
+
+const HEADER_PREFIX: &str = "__connect.errors.";
+
+/// One task's error handling settings and counters.
+#[derive(Debug)]
+pub(crate) struct ErrorHandler {
+    connector: String,
+    task: u32,
+    tolerate_all: bool,
+    log_enable: bool,
+    log_include_messages: bool,
+    dlq_topic: Option<String>,
+    dlq_context_headers: bool,
+    skipped: AtomicU64,
+}
+
+fn flag(config: &Props, key: &str) -> bool {
+    config
+        .get(key)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+impl ErrorHandler {
+    /// Reads the `errors.*` keys of a connector (or task) config.
+    pub(crate) fn new(connector: &str, task: u32, config: &Props, is_sink: bool) -> Self {
+        ErrorHandler {
+            connector: connector.to_string(),
+            task,
+            tolerate_all: config
+                .get("errors.tolerance")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("all")),
+            log_enable: flag(config, "errors.log.enable"),
+            log_include_messages: flag(config, "errors.log.include.messages"),
+            dlq_topic: config
+                .get("errors.deadletterqueue.topic.name")
+                .map(|t| t.trim().to_string())
+                .filter(|t| is_sink && !t.is_empty()),
+            dlq_context_headers: flag(config, "errors.deadletterqueue.context.headers.enable"),
+            skipped: AtomicU64::new(0),
+        }
+    }
+
+    /// How many records were skipped so far.
+    pub(crate) fn skipped(&self) -> u64 {
+        self.skipped.load(Ordering::Relaxed)
+    }
+
+    fn trace(&self, failure: &StageFailure) -> StageError {
+        (
+            format!(
+                "Executing stage '{}' with class '{}'",
+                failure.stage, failure.class
+            ),
+            TaskError::Fatal(format!(
+                "Tolerance exceeded in error handler\nCaused by: org.apache.kafka.connect.errors.DataException: {}",
+                failure.message
+            )),
+        )
+    }
+
+    /// Handles a failed source record: fails the task, or skips the record.
+    pub(crate) fn source_failure(
+        &self,
+        failure: StageFailure,
+        topic: &str,
+    ) -> Result<(), StageError> {
+        if !self.tolerate_all {
+            return Err(self.trace(&failure));
+        }
+        self.note(&failure, topic, None);
+        Ok(())
+    }
+
+    /// Handles a failed sink record: fails the task, or skips it and sends it to the dead letter queue.
+    pub(crate) fn sink_failure(
+        &self,
+        failure: StageFailure,
+        record: &LogRecord,
+        store: &Store,
+    ) -> Result<(), StageError> {
+        if !self.tolerate_all {
+            return Err(self.trace(&failure));
+        }
+        self.note(
+            &failure,
+            &record.topic,
+            Some((record.partition, record.offset)),
+        );
+        if let Some(dlq) = &self.dlq_topic {
+            let mut headers = record.headers.clone();
+            if self.dlq_context_headers {
+                let mut add = |k: &str, v: String| {
+                    headers.push((format!("{HEADER_PREFIX}{k}"), Some(v.into_bytes())))
+                };
+                add("topic", record.topic.clone());
+                add("partition", record.partition.to_string());
+                add("offset", record.offset.to_string());
+                add("connector.name", self.connector.clone());
+                add("task.id", self.task.to_string());
+                add("stage", failure.stage.to_string());
+                add("class.name", failure.class.clone());
+                add(
+                    "exception.class.name",
+                    "org.apache.kafka.connect.errors.DataException".into(),
+                );
+                add("exception.message", failure.message.clone());
+                add(
+                    "exception.stacktrace",
+                    format!(
+                        "org.apache.kafka.connect.errors.DataException: {}",
+                        failure.message
+                    ),
+                );
+            }
+            let batch = AppendBatch {
+                connector: self.connector.clone(),
+                records: vec![ProducedRecord {
+                    topic: dlq.clone(),
+                    partition: None,
+                    timestamp: record.timestamp,
+                    key: record.key.clone(),
+                    value: record.value.clone(),
+                    headers,
+                }],
+                offsets: Vec::new(),
+                track_topics: false,
+            };
+            store.append_blocking(batch).map_err(|e| {
+                (
+                    "Writing to the dead letter queue".to_string(),
+                    TaskError::Fatal(e.to_string()),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn note(&self, failure: &StageFailure, topic: &str, place: Option<(i32, i64)>) {
+        let n = self.skipped.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.log_enable {
+            let at = place
+                .map(|(p, o)| format!(" at {topic}-{p}@{o}"))
+                .unwrap_or_default();
+            if self.log_include_messages {
+                tracing::error!(connector = %self.connector, task = self.task, stage = failure.stage, class = %failure.class, skipped = n,
+                    "Error encountered in task {}-{}{at}: {}", self.connector, self.task, failure.message);
+            } else {
+                tracing::error!(connector = %self.connector, task = self.task, stage = failure.stage, class = %failure.class, skipped = n,
+                    "Error encountered in task {}-{} executing stage '{}'{at}; the record was skipped.", self.connector, self.task, failure.stage);
+            }
+        }
+    }
+}
