@@ -131,6 +131,8 @@ pub struct FileSourceTask {
     buffer: Vec<u8>,
     /// Position in the file of `buffer[0]`.
     position: u64,
+    /// The file was replaced or truncated: the next open reads it from the start, not the stored offset.
+    from_start: bool,
 }
 
 impl FileSourceTask {
@@ -165,6 +167,11 @@ impl FileSourceTask {
             }
         };
         let stored = context.offset(&json!({ FILENAME_FIELD: path }))?;
+        let stored = if std::mem::take(&mut self.from_start) {
+            None
+        } else {
+            stored
+        };
         let position = match stored.as_ref().and_then(|o| o.get(POSITION_FIELD)) {
             None => 0,
             Some(p) => match p.as_i64() {
@@ -269,6 +276,7 @@ impl SourceTask for FileSourceTask {
                                 tracing::info!(file = %path, "The source file was replaced or truncated; reading it again from the start.");
                                 self.input = None;
                                 self.position = 0;
+                                self.from_start = true;
                                 self.buffer.clear();
                             }
                             false

@@ -98,9 +98,11 @@ impl DbThread {
         let job: Job = Box::new(move |conn| {
             let result = in_savepoint(conn, f);
             Box::new(move |commit_error| {
-                deliver(match commit_error {
-                    Some(e) => Err(e.duplicate()),
-                    None => result,
+                // A job's own failure says more than the group's; a group that did not commit fails every job.
+                deliver(match (result, commit_error) {
+                    (Err(e), _) => Err(e),
+                    (Ok(_), Some(e)) => Err(e.duplicate()),
+                    (Ok(r), None) => Ok(r),
                 })
             })
         });
@@ -122,7 +124,11 @@ fn in_savepoint<R>(
             Ok(r)
         }
         Err(e) => {
-            conn.execute_batch("ROLLBACK TO job; RELEASE job")?;
+            // SQLite may already have rolled the whole transaction back (SQLITE_FULL does); then there is no
+            // savepoint left, and the original error is what the caller needs to hear.
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK TO job; RELEASE job");
+            }
             Err(e)
         }
     }
@@ -151,7 +157,13 @@ fn serve(conn: Connection, rx: mpsc::Receiver<Job>, transactional: bool) {
             continue;
         }
         let replies: Vec<Reply> = group.into_iter().map(|job| job(&conn)).collect();
-        let commit_error = conn.execute_batch("COMMIT").err().map(StorageError::from);
+        let commit_error = if conn.is_autocommit() {
+            Some(StorageError::Sqlite(
+                "SQLite rolled the transaction back after a statement failed (disk full or I/O error); nothing in it was written".into(),
+            ))
+        } else {
+            conn.execute_batch("COMMIT").err().map(StorageError::from)
+        };
         if commit_error.is_some() {
             let _ = conn.execute_batch("ROLLBACK");
         }

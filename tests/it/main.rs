@@ -3,6 +3,7 @@
 mod cli;
 mod common;
 mod errors;
+mod faults;
 mod kip980;
 mod lifecycle;
 mod migrate;

@@ -1,0 +1,329 @@
+//! Faults with nothing lost: a crash loop of `kill -9`, a full database, a second worker on the same file,
+//! files that are not ours, and a source file that disappears and comes back.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::common::*;
+
+/// A small deterministic generator, so a failing run can be repeated.
+struct XorShift(u64);
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_loop_of_kill_9_loses_nothing() {
+    const KILLS: usize = 20;
+    const PER_ROUND: usize = 500;
+    let dir = tempdir();
+    let input = dir.path().join("in.txt");
+    let output = dir.path().join("out.txt");
+    let client = reqwest::Client::new();
+    let mut rng = XorShift(0x5eed_1234_abcd_0042);
+    let mut written = Vec::new();
+    let mut next_line = 0usize;
+    let mut add = |written: &mut Vec<String>| {
+        let batch: Vec<String> = (0..PER_ROUND)
+            .map(|i| format!("crash-{:07}", next_line + i))
+            .collect();
+        next_line += PER_ROUND;
+        append_lines(&input, batch.clone());
+        written.extend(batch);
+    };
+    add(&mut written);
+    let bin = start_binary(dir.path(), &[]);
+    wait_healthy(&client, &bin.url).await;
+    let post = |url: String, body: serde_json::Value| {
+        client.post(format!("{url}/connectors")).json(&body).send()
+    };
+    assert_eq!(
+        post(bin.url.clone(), file_source("src", &input, "t"))
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(
+        post(bin.url.clone(), file_sink("snk", &output, "t"))
+            .await
+            .unwrap()
+            .status(),
+        201
+    );
+    assert_eq!(post(bin.url.clone(), json!({"name": "parked", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "STOPPED"})).await.unwrap().status(), 201);
+    let mut bin = Some(bin);
+    for round in 0..KILLS {
+        // Kill at a random moment while records flow.
+        tokio::time::sleep(Duration::from_millis(rng.next() % 250)).await;
+        bin.take().unwrap().kill();
+        add(&mut written);
+        let b = start_binary(dir.path(), &[]);
+        wait_healthy(&client, &b.url).await;
+        if round == KILLS / 2 {
+            // A state change between crashes must survive the next ones.
+            let r = client
+                .put(format!("{}/connectors/parked/pause", b.url))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 202);
+        }
+        bin = Some(b);
+    }
+    let b = bin.take().unwrap();
+    wait_until("every line out after the crash loop", || async {
+        let got: BTreeSet<String> = lines(&output).into_iter().collect();
+        written.iter().all(|l| got.contains(l))
+    })
+    .await;
+    let status: serde_json::Value = client
+        .get(format!("{}/connectors/parked/status", b.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["connector"]["state"], "PAUSED");
+    let status: serde_json::Value = client
+        .get(format!("{}/connectors/src/status", b.url))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(status["connector"]["state"], "RUNNING");
+    b.terminate();
+
+    let got = lines(&output);
+    let mut seen = BTreeSet::new();
+    let first_seen: Vec<&String> = got.iter().filter(|l| seen.insert((*l).clone())).collect();
+    assert_eq!(
+        first_seen,
+        written.iter().collect::<Vec<_>>(),
+        "every line, in order, none lost"
+    );
+    let duplicates = got.len() - written.len();
+    // At-least-once bound: per crash, at most one uncommitted sink batch (2,000 records) is delivered again.
+    assert!(duplicates <= KILLS * 2000, "{duplicates} duplicates");
+    eprintln!(
+        "crash loop: {KILLS} kills, {} lines in, {} lines out, {duplicates} duplicates",
+        written.len(),
+        got.len()
+    );
+    let conn = rusqlite::Connection::open(dir.path().join("bin.db")).unwrap();
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_database_fails_tasks_clearly_and_recovers() {
+    let dir = tempdir();
+    let input = dir.path().join("in.txt");
+    let output = dir.path().join("out.txt");
+    let all: Vec<String> = (0..20_000)
+        .map(|i| format!("{i:06}-{}", "x".repeat(60)))
+        .collect();
+    append_lines(&input, all.clone());
+    let w = TestWorker::start_with(dir.path(), &[("storage.max.bytes", "400000")], vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        w.post("/connectors", file_sink("snk", &output, "t"))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        w.post("/connectors", file_source("src", &input, "t"))
+            .await
+            .0,
+        201
+    );
+    wait_until("the source to fail on a full disk", || async {
+        w.status("src").await["tasks"][0]["state"] == "FAILED"
+    })
+    .await;
+    let trace = w.status("src").await["tasks"][0]["trace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(trace.contains("disk is full"), "{trace}");
+    // The REST API keeps answering; writes that need room say so.
+    assert_eq!(w.get("/connectors").await.0, 200);
+    assert_eq!(w.get("/connectors/snk/status").await.0, 200);
+    let before = lines(&output);
+    assert!(before.len() < all.len());
+    assert_eq!(
+        before[..],
+        all[..before.len()],
+        "what was delivered is a prefix, in order"
+    );
+    // The sink may have failed on the full disk too (committing its offsets needs room); if so, it says why.
+    let sink = w.status("snk").await;
+    if sink["tasks"][0]["state"] == "FAILED" {
+        assert!(
+            sink["tasks"][0]["trace"]
+                .as_str()
+                .unwrap()
+                .contains("disk is full"),
+            "{sink}"
+        );
+    }
+    w.stop().await;
+
+    // With room again, a restart brings everything through, and nothing stored earlier is lost.
+    let w = TestWorker::start_with(dir.path(), &[("storage.max.bytes", "-1")], vec![])
+        .await
+        .unwrap();
+    assert_eq!(
+        w.post_empty("/connectors/src/restart?includeTasks=true")
+            .await
+            .0,
+        202
+    );
+    assert_eq!(
+        w.post_empty("/connectors/snk/restart?includeTasks=true")
+            .await
+            .0,
+        202
+    );
+    wait_until("every line out", || async {
+        lines(&output).len() >= all.len()
+    })
+    .await;
+    let got = lines(&output);
+    let mut seen = BTreeSet::new();
+    let first: Vec<&String> = got.iter().filter(|l| seen.insert((*l).clone())).collect();
+    assert_eq!(first, all.iter().collect::<Vec<_>>());
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_worker_on_the_same_database_is_refused() {
+    let dir = tempdir();
+    let client = reqwest::Client::new();
+    let first = start_binary(dir.path(), &[]);
+    wait_healthy(&client, &first.url).await;
+    let props = dir.path().join("worker.properties").display().to_string();
+    let (code, _, err) = tokio::task::spawn_blocking({
+        let cwd = dir.path().to_path_buf();
+        move || run_binary(&cwd, &[&props])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("in use by another liteconnect worker"),
+        "{err}"
+    );
+    // The first worker is unaffected.
+    assert_eq!(
+        client
+            .get(format!("{}/health", first.url))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    first.terminate();
+}
+
+#[test]
+fn a_database_from_a_newer_version_is_refused_unchanged() {
+    let dir = tempdir();
+    let db = dir.path().join("bin.db");
+    // Make a real database, then mark it as written by a future schema version.
+    let (code, _, _) = run_binary(dir.path(), &["validate", "--help"]);
+    assert_eq!(code, 0);
+    {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let w = TestWorker::start_with(
+                dir.path(),
+                &[("storage.file", db.to_str().unwrap())],
+                vec![],
+            )
+            .await
+            .unwrap();
+            w.stop().await;
+        });
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) VALUES (999, 'future', '2030-01-01', '0')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    let before = std::fs::read(&db).unwrap();
+    let props = dir.path().join("w.properties");
+    std::fs::write(
+        &props,
+        format!(
+            "listeners=http://127.0.0.1:0\nstorage.file={}\n",
+            db.display()
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = run_binary(dir.path(), &[props.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("newer liteconnect"), "{err}");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the file was not modified"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_file_that_disappears_and_comes_back_is_read_again() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let input = dir.path().join("in.txt");
+    let output = dir.path().join("out.txt");
+    append_lines(&input, ["first-1".to_string(), "first-2".to_string()]);
+    assert_eq!(
+        w.post("/connectors", file_source("src", &input, "t"))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        w.post("/connectors", file_sink("snk", &output, "t"))
+            .await
+            .0,
+        201
+    );
+    wait_until("the first file out", || async { lines(&output).len() == 2 }).await;
+    std::fs::remove_file(&input).unwrap();
+    // Gone for a while; the task keeps running.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(w.status("src").await["tasks"][0]["state"], "RUNNING");
+    append_lines(
+        &input,
+        [
+            "second-1".to_string(),
+            "second-2".to_string(),
+            "second-3".to_string(),
+        ],
+    );
+    wait_until("the new file out", || async { lines(&output).len() == 5 }).await;
+    assert_eq!(
+        lines(&output),
+        ["first-1", "first-2", "second-1", "second-2", "second-3"]
+    );
+    w.stop().await;
+}
