@@ -2,6 +2,7 @@
 
 mod cli;
 mod common;
+mod concurrency;
 mod errors;
 mod faults;
 mod kip980;

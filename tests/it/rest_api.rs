@@ -264,6 +264,16 @@ async fn bad_bodies_are_400_and_change_nothing() {
         reqwest::Body::from(r#"{"name": "x", "config": {"a": {"nested": 1}}}"#),
         reqwest::Body::from(vec![b'{', 0xff, 0xfe, b'}']),
         reqwest::Body::from(""),
+        reqwest::Body::from(format!("{}{}", "[".repeat(100_000), "]".repeat(100_000))),
+        reqwest::Body::from(format!(
+            "{{\"name\": \"x\", \"config\": {}{}}}",
+            "{\"a\":".repeat(5_000),
+            "}".repeat(5_001)
+        )),
+        reqwest::Body::from(r#"{"name": 1e400, "config": {}}"#),
+        reqwest::Body::from(
+            r#"{"name": "x", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": 123456789012345678901234567890}"#,
+        ),
     ];
     for body in cases {
         let resp = w
