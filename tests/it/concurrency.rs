@@ -48,7 +48,7 @@ async fn thirty_two_clients_for_thirty_seconds() {
             let mut bad = Vec::new();
             while Instant::now() < deadline {
                 let shared = format!("shared-{}", rng.next() % 4);
-                let on_own = rng.next() % 3 != 0;
+                let on_own = !rng.next().is_multiple_of(3);
                 let name = if on_own { own.clone() } else { shared.clone() };
                 let batch = rng.next() % 1000;
                 let op = rng.next() % 7;
