@@ -571,3 +571,157 @@ fn apply_max_bytes(conn: &Connection, max_bytes: Option<u64>) -> Result<(), Stor
 pub fn canonical_key(partition: &Json) -> String {
     queries::canonical_json(partition)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn open(dir: &Path) -> Store {
+        Store::open(&StoreOptions {
+            path: dir.join("t.db"),
+            synchronous: Synchronous::Normal,
+            max_bytes: None,
+        })
+        .unwrap()
+    }
+
+    fn record(topic: &str, value: &str, timestamp: i64) -> ProducedRecord {
+        ProducedRecord {
+            topic: topic.into(),
+            partition: None,
+            timestamp: Some(timestamp),
+            key: None,
+            value: Some(value.as_bytes().to_vec()),
+            headers: vec![("h".into(), Some(b"v".to_vec()))],
+        }
+    }
+
+    fn tp(topic: &str) -> TopicPartition {
+        TopicPartition {
+            topic: topic.into(),
+            partition: 0,
+        }
+    }
+
+    #[test]
+    fn appends_assign_offsets_and_store_offsets_atomically() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        let batch = AppendBatch {
+            connector: "c".into(),
+            records: vec![record("t", "a", 1), record("t", "b", 2)],
+            offsets: vec![(json!({"f": "x"}), Some(json!({"position": 2})))],
+            track_topics: true,
+        };
+        let assigned = store.append_blocking(batch).unwrap();
+        assert_eq!(assigned, vec![("t".into(), 0, 0), ("t".into(), 0, 1)]);
+        let read = store.read_blocking(tp("t"), 1, 10).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(read[0].value.as_deref(), Some(&b"b"[..]));
+        assert_eq!(
+            read[0].headers,
+            vec![("h".to_string(), Some(b"v".to_vec()))]
+        );
+        assert_eq!(
+            store
+                .source_offset_blocking("c", &json!({"f": "x"}))
+                .unwrap(),
+            Some(json!({"position": 2}))
+        );
+        // A batch naming a partition that does not exist is refused whole: no record, no offset.
+        let mut bad = record("t", "c", 3);
+        bad.partition = Some(5);
+        let err = store.append_blocking(AppendBatch {
+            connector: "c".into(),
+            records: vec![record("t", "ok", 3), bad],
+            offsets: vec![(json!({"f": "x"}), Some(json!({"position": 9})))],
+            track_topics: false,
+        });
+        assert!(err.is_err());
+        assert_eq!(store.read_blocking(tp("t"), 0, 10).unwrap().len(), 2);
+        assert_eq!(
+            store
+                .source_offset_blocking("c", &json!({"f": "x"}))
+                .unwrap(),
+            Some(json!({"position": 2}))
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn retention_by_time_and_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        let now = crate::model::now_ms();
+        let records = (0..10)
+            .map(|i| {
+                record(
+                    "r",
+                    &"x".repeat(100),
+                    if i < 4 { now - 10_000_000 } else { now },
+                )
+            })
+            .collect();
+        let s = store.clone();
+        tokio::task::spawn_blocking(move || {
+            s.append_blocking(AppendBatch {
+                connector: "c".into(),
+                records,
+                offsets: vec![],
+                track_topics: false,
+            })
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        // Four records are older than an hour.
+        assert_eq!(
+            store.apply_retention(Some(3_600_000), None).await.unwrap(),
+            4
+        );
+        let s = store.clone();
+        let start = tokio::task::spawn_blocking(move || s.log_start_blocking(tp("r")))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(start, 4);
+        // Each record is 100 value bytes plus 6 header bytes... keep roughly the newest 300 bytes.
+        let deleted = store.apply_retention(None, Some(300)).await.unwrap();
+        assert_eq!(deleted, 4, "six remain, the newest two fit in 300 bytes");
+        let s = store.clone();
+        let left = tokio::task::spawn_blocking(move || s.read_blocking(tp("r"), 0, 100))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            left.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            vec![8, 9]
+        );
+        // Offsets keep counting after deletion.
+        let s = store.clone();
+        let assigned = tokio::task::spawn_blocking(move || {
+            s.append_blocking(AppendBatch {
+                connector: "c".into(),
+                records: vec![record("r", "y", now)],
+                offsets: vec![],
+                track_topics: false,
+            })
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        assert_eq!(assigned[0].2, 10);
+    }
+
+    #[test]
+    fn a_second_store_on_the_same_file_is_locked_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let _first = open(dir.path());
+        let second = Store::open(&StoreOptions {
+            path: dir.path().join("t.db"),
+            synchronous: Synchronous::Normal,
+            max_bytes: None,
+        });
+        assert!(matches!(second, Err(StorageError::Locked(_))), "{second:?}");
+    }
+}

@@ -276,3 +276,141 @@ impl Worker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::connector::ConnectorType;
+    use crate::config::def::ConfigDef;
+    use crate::connectors::{SourceTask, SourceTaskContext};
+    use crate::record::SourceRecord;
+    use crate::storage::{StoreOptions, Synchronous};
+
+    /// A source whose task panics or fails on its first poll, to prove the worker survives it.
+    #[derive(Debug)]
+    struct Faulty {
+        panic: bool,
+    }
+
+    struct FaultyTask {
+        panic: bool,
+    }
+
+    impl SourceTask for FaultyTask {
+        fn start(
+            &mut self,
+            _config: &Props,
+            _context: &dyn SourceTaskContext,
+        ) -> Result<(), TaskError> {
+            Ok(())
+        }
+        fn poll(
+            &mut self,
+            _context: &dyn SourceTaskContext,
+        ) -> Result<Vec<SourceRecord>, TaskError> {
+            if self.panic {
+                panic!("boom in poll");
+            }
+            Err(TaskError::fatal("the source is broken"))
+        }
+    }
+
+    impl ConnectorPlugin for Faulty {
+        fn class(&self) -> &'static str {
+            "test.Faulty"
+        }
+        fn connector_type(&self) -> ConnectorType {
+            ConnectorType::Source
+        }
+        fn version(&self) -> &'static str {
+            "0"
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+        fn task_class(&self) -> &'static str {
+            "test.FaultyTask"
+        }
+        fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
+            Ok(vec![config.clone()])
+        }
+        fn source_task(&self) -> Option<Box<dyn SourceTask>> {
+            Some(Box::new(FaultyTask { panic: self.panic }))
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_or_failing_task_is_failed_with_a_trace_and_the_worker_lives_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&StoreOptions {
+            path: dir.path().join("w.db"),
+            synchronous: Synchronous::Normal,
+            max_bytes: None,
+        })
+        .unwrap();
+        let mut props = std::collections::BTreeMap::new();
+        props.insert(
+            "key.converter".to_string(),
+            "org.apache.kafka.connect.storage.StringConverter".to_string(),
+        );
+        props.insert(
+            "value.converter".to_string(),
+            "org.apache.kafka.connect.storage.StringConverter".to_string(),
+        );
+        let config = Arc::new(WorkerConfig::from_props(props).unwrap());
+        let statuses = StatusBoard::new("w:1".into(), store.clone());
+        let worker = Worker::new(store, config, statuses.clone());
+        let panicking: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: true });
+        let failing: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: false });
+        worker.start_task(
+            &panicking,
+            "p",
+            &Props::new(),
+            0,
+            1,
+            Props::new(),
+            Mode::Run,
+        );
+        worker.start_task(&failing, "f", &Props::new(), 0, 1, Props::new(), Mode::Run);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while statuses.task_state("p", 0) != Some(State::Failed)
+            || statuses.task_state("f", 0) != Some(State::Failed)
+        {
+            assert!(std::time::Instant::now() < deadline, "tasks did not fail");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let p = statuses.view("p", "source").unwrap();
+        assert!(
+            p.tasks[0]
+                .trace
+                .as_deref()
+                .unwrap()
+                .contains("panicked: boom in poll"),
+            "{p:?}"
+        );
+        let f = statuses.view("f", "source").unwrap();
+        assert!(
+            f.tasks[0]
+                .trace
+                .as_deref()
+                .unwrap()
+                .contains("the source is broken"),
+            "{f:?}"
+        );
+        assert!(
+            f.tasks[0].trace.as_deref().unwrap().contains("TASK_POLL"),
+            "{f:?}"
+        );
+        // The worker still starts and stops tasks.
+        worker.start_task(
+            &failing,
+            "f",
+            &Props::new(),
+            0,
+            1,
+            Props::new(),
+            Mode::Pause,
+        );
+        worker.stop_all().await;
+    }
+}
