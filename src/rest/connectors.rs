@@ -232,12 +232,24 @@ fn list(state: &ApiState, req: &Request<'_>) -> Result {
     Ok(Reply::json(200, &out))
 }
 
-async fn create(state: &ApiState, req: &Request<'_>) -> Result {
-    let body: CreateConnectorRequest = parse_body(&req.body)?;
+/// A parsed `POST /connectors` body: name, config (nulls kept, to fail validation), initial state, offsets.
+pub(super) type CreateRequest = (
+    String,
+    BTreeMap<String, Option<String>>,
+    TargetState,
+    Option<Vec<OffsetEntry>>,
+);
+
+/// Parses a `POST /connectors` body; every refusal is a 400 naming what is wrong.
+pub(super) fn parse_create(body: &bytes::Bytes) -> Result<CreateRequest> {
+    let body: CreateConnectorRequest = parse_body(body)?;
     let initial = match body.initial_state.as_deref() {
         None => TargetState::Started,
         Some(s) => TargetState::from_initial_state(s).ok_or_else(|| {
-            Reply::error(400, format!("Invalid initial_state '{s}': it must be one of RUNNING, PAUSED, STOPPED (case-insensitive)."))
+            Reply::error(
+                400,
+                format!("Invalid initial_state '{s}': it must be one of RUNNING, PAUSED, STOPPED (case-insensitive)."),
+            )
         })?,
     };
     let Some(config) = body.config else {
@@ -251,10 +263,12 @@ async fn create(state: &ApiState, req: &Request<'_>) -> Result {
     if !config.contains_key("name") {
         config.insert("name".into(), Some(name.clone()));
     }
+    Ok((name, config, initial, body.offsets))
+}
+
+async fn create(state: &ApiState, req: &Request<'_>) -> Result {
+    let (name, config, initial, offsets) = parse_create(&req.body)?;
     let config = require_values(state, config)?;
-    let info = state
-        .herder
-        .create_connector(&name, config, initial, body.offsets)
-        .await?;
+    let info = state.herder.create_connector(&name, config, initial, offsets).await?;
     Ok(Reply::json(201, &info).with_location(connector_location(&info.name)))
 }

@@ -287,6 +287,36 @@ pub fn routes(state: ApiState) -> impl Filter<Extract = (Response,), Error = Inf
         .unify()
 }
 
+/// The REST API's request-body parsing on its own, without a worker: the same functions the handlers
+/// use, for the fuzz targets. Each returns the 400 message a client would get.
+#[doc(hidden)]
+pub mod bodies {
+    use bytes::Bytes;
+    use serde_json::{Map, Value as Json};
+
+    fn message(reply: super::Reply) -> String {
+        reply.body.map(|b| b["message"].to_string()).unwrap_or_default()
+    }
+
+    /// `POST /connectors`.
+    pub fn create_connector(body: &[u8]) -> Result<(), String> {
+        super::connectors::parse_create(&Bytes::copy_from_slice(body)).map(|_| ()).map_err(message)
+    }
+
+    /// `PUT` / `PATCH /connectors/{c}/config` and `PUT /connector-plugins/{p}/config/validate`.
+    pub fn connector_config(body: &[u8]) -> Result<(), String> {
+        let map: Map<String, Json> = super::parse_body(&Bytes::copy_from_slice(body)).map_err(message)?;
+        super::connectors::config_map(map).map(|_| ()).map_err(message)
+    }
+
+    /// `PATCH /connectors/{c}/offsets`.
+    pub fn offsets(body: &[u8]) -> Result<(), String> {
+        super::parse_body::<crate::herder::ConnectorOffsets>(&Bytes::copy_from_slice(body))
+            .map(|_| ())
+            .map_err(message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
