@@ -172,14 +172,14 @@ fn run(files: &[PathBuf]) -> ExitCode {
 }
 
 async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitCode {
-    let listener_config = config.listeners[0].clone();
-    if listener_config.scheme != "http" {
-        eprintln!("Listener {}://{}:{}: only http listeners are supported in this version", listener_config.scheme, listener_config.host, listener_config.port);
+    // A wrong TLS, authentication or header setting stops the worker before it binds anything.
+    if let Err(message) = liteconnect::security::check(&config) {
+        tracing::error!("{message}");
+        eprintln!("{message}");
         return ExitCode::from(EXIT_WORKER_CONFIG);
     }
-    for extra in &config.listeners[1..] {
-        tracing::warn!(listener = %extra.bind_address(), "Only the first listener is served; ignoring this one.");
-    }
+    // The first listener is bound here; the worker binds the others and logs each the same way.
+    let listener_config = config.listeners[0].clone();
     let address = listener_config.bind_address();
     let listener = match tokio::net::TcpListener::bind(&address).await {
         Ok(l) => l,
@@ -191,7 +191,7 @@ async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitC
         }
     };
     match listener.local_addr() {
-        Ok(bound) => tracing::info!("REST server listening on http://{bound}"),
+        Ok(bound) => tracing::info!("REST server listening on {}://{bound}", listener_config.scheme),
         Err(e) => tracing::warn!(error = %e, "Could not read the bound address."),
     }
     match liteconnect::run(listener, config, connectors, shutdown_signal()).await {
@@ -201,7 +201,7 @@ async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitC
             eprintln!("{e}");
             ExitCode::from(match e {
                 RunError::Startup(_) => EXIT_CONNECTOR,
-                RunError::Storage(_) | RunError::Bind { .. } => EXIT_WORKER_CONFIG,
+                RunError::Storage(_) | RunError::Bind { .. } | RunError::Config(_) => EXIT_WORKER_CONFIG,
             })
         }
     }
