@@ -127,7 +127,13 @@ fn load_worker_config(path: Option<&PathBuf>) -> Result<WorkerConfig, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("Cannot read the worker config '{}': {e}", path.display()))?;
     let props = parse_properties(&text).map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
-    WorkerConfig::from_props(props.into_iter().collect()).map_err(|e| format!("Worker config '{}': {e}", path.display()))
+    // As Kafka does, the worker config's own `${provider:path:key}` placeholders (a keystore key, a
+    // credentials file) are resolved by the providers it configures.
+    let props: std::collections::BTreeMap<String, String> = props.into_iter().collect();
+    let providers = liteconnect::config::providers::ConfigProviders::from_worker_props(&props)
+        .map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
+    let props = providers.resolve(&props).map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
+    WorkerConfig::from_props(props).map_err(|e| format!("Worker config '{}': {e}", path.display()))
 }
 
 fn run(files: &[PathBuf]) -> ExitCode {

@@ -1014,3 +1014,42 @@ fn bad_security_settings_stop_the_binary_before_it_binds() {
         assert!(!stderr.contains("listening on"), "{stderr}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_worker_config_itself_may_use_providers() {
+    let dir = tempdir();
+    let creds = dir.path().join("creds.properties");
+    std::fs::write(&creds, "ops: pw\n").unwrap();
+    let props = format!(
+        "listeners=http://127.0.0.1:0\nstorage.file={}\n\
+         config.providers=env\n\
+         config.providers.env.class=org.apache.kafka.common.config.provider.EnvVarConfigProvider\n\
+         rest.extension.classes={BASIC_AUTH}\n\
+         rest.basic.auth.credentials.file=${{env:LITECONNECT_TEST_CREDENTIALS}}\n\
+         rest.basic.auth.health.exempt=true\n",
+        dir.path().join("bin.db").display()
+    );
+    let c = creds.display().to_string();
+    let (mut child, urls) = start_binary_with(
+        dir.path(),
+        &props,
+        &[("LITECONNECT_TEST_CREDENTIALS", c.as_str())],
+        1,
+    );
+    let client = reqwest::Client::new();
+    wait_healthy(&client, &urls[0]).await;
+    let url = format!("{}/connectors", urls[0]);
+    assert_eq!(client.get(&url).send().await.unwrap().status(), 401);
+    assert_eq!(
+        client
+            .get(&url)
+            .basic_auth("ops", Some("pw"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
