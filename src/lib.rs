@@ -10,6 +10,7 @@
 //! - [`plugins`]: the registry of plugins by Kafka class name and alias.
 //! - [`migrate`]: export and migrate connectors with their offsets over the REST API.
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
+//! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
 //! - [`status`]: live connector and task statuses.
 //!
 //! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
@@ -28,6 +29,7 @@ pub mod model;
 pub mod plugins;
 pub mod record;
 pub mod rest;
+pub mod security;
 pub mod status;
 pub mod storage;
 pub mod worker;
@@ -62,6 +64,9 @@ pub enum RunError {
     /// A connector given at start-up could not be applied.
     #[error("{0}")]
     Startup(String),
+    /// A REST security setting (TLS, authentication, CORS, headers) is wrong.
+    #[error("{0}")]
+    Config(String),
 }
 
 /// A connector to apply at start-up, after the stored ones have started (the command line's files).
@@ -103,13 +108,14 @@ fn worker_id(config: &WorkerConfig, bound: SocketAddr) -> String {
     format!("{host}:{port}")
 }
 
-/// Runs a worker until `shutdown` resolves: opens the database, serves the REST API on `listener`, starts
-/// the stored connectors, applies `startup` connectors, then waits. On shutdown it stops accepting
+/// Runs a worker until `shutdown` resolves: opens the database, serves the REST API on `listener` (the
+/// first of `listeners`, bound by the caller) and on the other configured listeners and admin listeners,
+/// starts the stored connectors, applies `startup` connectors, then waits. On shutdown it stops accepting
 /// requests, stops every task (committing sink offsets) within the graceful timeout, and returns.
 ///
 /// # Errors
-/// The database cannot be opened, an admin listener cannot be bound, or a start-up connector fails (the
-/// worker then stops without having changed any stored connector for that file).
+/// A security setting is wrong, the database cannot be opened, a listener cannot be bound, or a start-up
+/// connector fails (the worker then stops without having changed any stored connector for that file).
 pub async fn run(
     listener: TcpListener,
     config: WorkerConfig,
@@ -119,6 +125,27 @@ pub async fn run(
     let config = Arc::new(config);
     for key in &config.unused {
         tracing::info!(key = %key, "The configuration '{key}' was supplied but is not used by liteconnect.");
+    }
+    let security = Arc::new(security::Security::from_worker(&config).map_err(RunError::Config)?);
+    let first = config
+        .listeners
+        .first()
+        .cloned()
+        .unwrap_or_else(|| config::worker::Listener {
+            scheme: "http".into(),
+            host: String::new(),
+            port: 0,
+        });
+    let main_tls = security::acceptor(&config, &first, false).map_err(RunError::Config)?;
+    let mut others = Vec::new();
+    let extra = config.listeners.iter().skip(1).map(|l| (l, false));
+    let admin = config.admin_listeners.iter().flatten().map(|l| (l, true));
+    for (l, is_admin) in extra.chain(admin) {
+        others.push((
+            l.clone(),
+            is_admin,
+            security::acceptor(&config, l, is_admin).map_err(RunError::Config)?,
+        ));
     }
     let store = open_store(&config).await?;
     let bound = listener.local_addr().map_err(|source| RunError::Bind {
@@ -136,34 +163,39 @@ pub async fn run(
         admin: admin_on_main,
         public: true,
     };
-    servers.push(serve(listener, main_state, stop_rx.clone()));
-    for l in config.admin_listeners.iter().flatten() {
+    servers.push(serve(
+        listener,
+        main_tls,
+        main_state.clone(),
+        security.clone(),
+        stop_rx.clone(),
+    ));
+    for (l, is_admin, tls) in others {
         let address = l.bind_address();
-        let admin_listener =
-            TcpListener::bind(&address)
-                .await
-                .map_err(|source| RunError::Bind {
-                    address: address.clone(),
-                    source,
-                })?;
+        let bound = match TcpListener::bind(&address).await {
+            Ok(b) => b,
+            Err(source) => {
+                let _ = stop_tx.send(true);
+                return Err(RunError::Bind { address, source });
+            }
+        };
         let url = format!(
             "{}://{}",
             l.scheme,
-            admin_listener
-                .local_addr()
-                .map(|a| a.to_string())
-                .unwrap_or(address)
+            bound.local_addr().map(|a| a.to_string()).unwrap_or(address)
         );
-        tracing::info!("Admin REST server listening on {url}");
-        servers.push(serve(
-            admin_listener,
+        let state = if is_admin {
+            tracing::info!("Admin REST server listening on {url}");
             ApiState {
                 herder: herder.clone(),
                 admin: true,
                 public: false,
-            },
-            stop_rx.clone(),
-        ));
+            }
+        } else {
+            tracing::info!("REST server listening on {url}");
+            main_state.clone()
+        };
+        servers.push(serve(bound, tls, state, security.clone(), stop_rx.clone()));
     }
 
     let started = async {
@@ -208,19 +240,13 @@ pub async fn run(
 
 fn serve(
     listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     state: ApiState,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    security: Arc<security::Security>,
+    stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<()> {
-    let routes = rest::routes(state);
-    tokio::spawn(async move {
-        warp::serve(routes)
-            .incoming(listener)
-            .graceful(async move {
-                let _ = stop.wait_for(|s| *s).await;
-            })
-            .run()
-            .await;
-    })
+    let routes = rest::routes_with(state, security);
+    tokio::spawn(security::server::serve(listener, tls, routes, stop))
 }
 
 /// Deletes records past `retention.ms` / `retention.bytes` once a minute, so the file does not grow without bound.

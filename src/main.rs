@@ -155,8 +155,15 @@ fn load_worker_config(path: Option<&PathBuf>) -> Result<WorkerConfig, String> {
         .map_err(|e| format!("Cannot read the worker config '{}': {e}", path.display()))?;
     let props =
         parse_properties(&text).map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
-    WorkerConfig::from_props(props.into_iter().collect())
-        .map_err(|e| format!("Worker config '{}': {e}", path.display()))
+    // As Kafka does, the worker config's own `${provider:path:key}` placeholders (a keystore key, a
+    // credentials file) are resolved by the providers it configures.
+    let props: std::collections::BTreeMap<String, String> = props.into_iter().collect();
+    let providers = liteconnect::config::providers::ConfigProviders::from_worker_props(&props)
+        .map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
+    let props = providers
+        .resolve(&props)
+        .map_err(|e| format!("Worker config '{}': {e}", path.display()))?;
+    WorkerConfig::from_props(props).map_err(|e| format!("Worker config '{}': {e}", path.display()))
 }
 
 fn run(files: &[PathBuf]) -> ExitCode {
@@ -204,17 +211,14 @@ fn run(files: &[PathBuf]) -> ExitCode {
 }
 
 async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitCode {
-    let listener_config = config.listeners[0].clone();
-    if listener_config.scheme != "http" {
-        eprintln!(
-            "Listener {}://{}:{}: only http listeners are supported in this version",
-            listener_config.scheme, listener_config.host, listener_config.port
-        );
+    // A wrong TLS, authentication or header setting stops the worker before it binds anything.
+    if let Err(message) = liteconnect::security::check(&config) {
+        tracing::error!("{message}");
+        eprintln!("{message}");
         return ExitCode::from(EXIT_WORKER_CONFIG);
     }
-    for extra in &config.listeners[1..] {
-        tracing::warn!(listener = %extra.bind_address(), "Only the first listener is served; ignoring this one.");
-    }
+    // The first listener is bound here; the worker binds the others and logs each the same way.
+    let listener_config = config.listeners[0].clone();
     let address = listener_config.bind_address();
     let listener = match tokio::net::TcpListener::bind(&address).await {
         Ok(l) => l,
@@ -226,7 +230,10 @@ async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitC
         }
     };
     match listener.local_addr() {
-        Ok(bound) => tracing::info!("REST server listening on http://{bound}"),
+        Ok(bound) => tracing::info!(
+            "REST server listening on {}://{bound}",
+            listener_config.scheme
+        ),
         Err(e) => tracing::warn!(error = %e, "Could not read the bound address."),
     }
     match liteconnect::run(listener, config, connectors, shutdown_signal()).await {
@@ -236,7 +243,9 @@ async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitC
             eprintln!("{e}");
             ExitCode::from(match e {
                 RunError::Startup(_) => EXIT_CONNECTOR,
-                RunError::Storage(_) | RunError::Bind { .. } => EXIT_WORKER_CONFIG,
+                RunError::Storage(_) | RunError::Bind { .. } | RunError::Config(_) => {
+                    EXIT_WORKER_CONFIG
+                }
             })
         }
     }

@@ -10,10 +10,13 @@
 //! * [`connector`]: `ConnectorConfig`/`SinkConnectorConfig`/`SourceConnectorConfig` keys and
 //!   `AbstractHerder.validateConnectorConfig`.
 //! * [`worker`]: the worker config, read from a properties file into typed settings.
+//! * [`providers`]: config providers (`${file:...}`, `${env:...}`, `${directory:...}`); the one part
+//!   that reads files, and only when a task starts.
 
 pub mod connector;
 pub mod def;
 pub mod properties;
+pub mod providers;
 pub mod worker;
 
 pub use connector::{

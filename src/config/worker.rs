@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::config::providers::ConfigProviders;
 use crate::storage::Synchronous;
 
 /// The embedded default worker config (the same as `config/worker.properties`).
@@ -38,10 +39,24 @@ const KNOWN: &[&str] = &[
     "retention.ms",
     "retention.bytes",
     "rest.request.max.bytes",
+    "rest.extension.classes",
+    "response.http.headers.config",
+    "rest.basic.auth.credentials.file",
+    "rest.basic.auth.jaas.config",
+    "rest.basic.auth.health.exempt",
+    "config.providers",
 ];
 
-/// Prefixes whose keys are passed on (converter settings).
-const KNOWN_PREFIXES: &[&str] = &["key.converter.", "value.converter.", "header.converter."];
+/// Prefixes whose keys are passed on (converter settings, TLS settings, config providers).
+const KNOWN_PREFIXES: &[&str] = &[
+    "key.converter.",
+    "value.converter.",
+    "header.converter.",
+    "ssl.",
+    "listeners.https.",
+    "admin.listeners.https.",
+    "config.providers.",
+];
 
 /// One REST listener.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,6 +147,8 @@ pub struct WorkerConfig {
     pub retention_bytes: Option<i64>,
     /// `rest.request.max.bytes`: the largest request body accepted.
     pub request_max_bytes: u64,
+    /// `config.providers`: what resolves `${provider:path:key}` placeholders when tasks start.
+    pub config_providers: ConfigProviders,
     /// Keys given that liteconnect does not use.
     pub unused: Vec<String>,
 }
@@ -277,6 +294,7 @@ impl WorkerConfig {
                 Some(v) => parse_num("rest.request.max.bytes", v, "LONG")?,
                 None => 1024 * 1024,
             },
+            config_providers: ConfigProviders::from_worker_props(&props)?,
             originals: props,
             unused,
         })

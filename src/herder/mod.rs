@@ -631,13 +631,13 @@ impl Herder {
         } else {
             Mode::Pause
         };
-        self.worker.start_task(
+        self.start_task_resolved(
             &plugin,
             name,
             &e.config,
             task,
             e.tasks.len() as u32,
-            task_config,
+            &task_config,
             mode,
         );
         Ok(())
@@ -890,15 +890,45 @@ impl Herder {
             if running.contains(&(i as u32)) {
                 continue;
             }
-            self.worker.start_task(
-                plugin,
-                name,
-                config,
-                i as u32,
-                tasks.len() as u32,
-                t.clone(),
-                mode,
-            );
+            self.start_task_resolved(plugin, name, config, i as u32, tasks.len() as u32, t, mode);
+        }
+    }
+
+    /// Starts a task with `${provider:path:key}` placeholders in its config and in the connector config
+    /// (read for converters) resolved by the worker's config providers. Only the running task sees the
+    /// values; stored and shown configs keep the placeholders. A placeholder that cannot be resolved fails
+    /// the task with a trace naming it.
+    #[allow(clippy::too_many_arguments)]
+    fn start_task_resolved(
+        &self,
+        plugin: &Arc<dyn ConnectorPlugin>,
+        name: &str,
+        config: &Props,
+        task: u32,
+        task_count: u32,
+        task_config: &Props,
+        mode: Mode,
+    ) {
+        let providers = &self.config.config_providers;
+        match providers
+            .resolve(config)
+            .and_then(|c| providers.resolve(task_config).map(|t| (c, t)))
+        {
+            Ok((config, task_config)) => {
+                self.worker
+                    .start_task(plugin, name, &config, task, task_count, task_config, mode)
+            }
+            Err(message) => {
+                tracing::error!(connector = %name, task, %message, "Task config cannot be resolved.");
+                let trace = format!(
+                    "{}: {message}\n\tat WorkerConfigTransformer.transform",
+                    crate::config::providers::CONFIG_EXCEPTION
+                );
+                // Generation 0 is never a task thread's, so only a later start replaces this status.
+                self.statuses.begin_task(name, task, 0, State::Failed);
+                self.statuses
+                    .set_task(name, task, 0, State::Failed, Some(trace));
+            }
         }
     }
 

@@ -269,6 +269,9 @@ pub(super) fn parse_create(body: &bytes::Bytes) -> Result<CreateRequest> {
 async fn create(state: &ApiState, req: &Request<'_>) -> Result {
     let (name, config, initial, offsets) = parse_create(&req.body)?;
     let config = require_values(state, config)?;
-    let info = state.herder.create_connector(&name, config, initial, offsets).await?;
+    let info = state
+        .herder
+        .create_connector(&name, config, initial, offsets)
+        .await?;
     Ok(Reply::json(201, &info).with_location(connector_location(&info.name)))
 }

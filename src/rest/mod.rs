@@ -17,12 +17,13 @@ use futures::StreamExt;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
-use warp::http::{HeaderValue, Method, StatusCode};
+use warp::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use warp::reply::Response;
 use warp::Filter;
 
 use crate::error::ConnectError;
 use crate::herder::Herder;
+use crate::security::Security;
 
 /// What the REST handlers share.
 #[derive(Debug, Clone)]
@@ -204,17 +205,11 @@ async fn health(state: &ApiState, req: &Request<'_>) -> Result {
     })
 }
 
-fn into_response(reply: Reply, cors: &Option<(String, Option<String>)>) -> Response {
+fn into_response(reply: Reply) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut builder = warp::http::Response::builder().status(status);
     if let Some(l) = &reply.location {
         builder = builder.header("Location", l.as_str());
-    }
-    if let Some((origin, methods)) = cors {
-        builder = builder.header("Access-Control-Allow-Origin", origin.as_str());
-        if let Some(m) = methods {
-            builder = builder.header("Access-Control-Allow-Methods", m.as_str());
-        }
     }
     let response = match reply.body {
         Some(body) => builder
@@ -248,41 +243,63 @@ where
     Ok(Bytes::from(out))
 }
 
-/// The whole API as one warp filter.
+/// The whole API as one warp filter, with CORS as configured and no authentication (see [`routes_with`]).
 pub fn routes(state: ApiState) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
-    let limit = state.herder.worker_config().request_max_bytes;
-    let cors = state
-        .herder
-        .worker_config()
+    let config = state.herder.worker_config().clone();
+    let cors = config
         .cors_origin
-        .clone()
-        .map(|o| (o, state.herder.worker_config().cors_methods.clone()));
+        .as_deref()
+        .and_then(|o| crate::security::http::Cors::new(o, config.cors_methods.as_deref()).ok());
+    routes_with(
+        state,
+        Arc::new(Security {
+            cors,
+            ..Security::default()
+        }),
+    )
+}
+
+/// The whole API as one warp filter: `security` answers CORS preflights and unauthenticated requests
+/// before routing, and decorates every response (CORS headers, `response.http.headers.config`).
+pub fn routes_with(
+    state: ApiState,
+    security: Arc<Security>,
+) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
+    let limit = state.herder.worker_config().request_max_bytes;
     warp::method()
         .and(warp::path::full())
         .and(warp::query::raw().or(warp::any().map(String::new)).unify())
+        .and(warp::header::headers_cloned())
         .and(warp::body::stream())
-        .then(move |method: Method, path: warp::path::FullPath, query: String, body| {
+        .then(move |method: Method, path: warp::path::FullPath, query: String, headers: HeaderMap, body| {
             let state = state.clone();
-            let cors = cors.clone();
+            let security = security.clone();
             async move {
-                let body = match read_body(Box::pin(body), limit).await {
-                    Ok(b) => b,
-                    Err(reply) => return into_response(reply, &cors),
+                if let Some(mut response) = security.intercept(&method, path.as_str(), &headers) {
+                    security.decorate(&method, &headers, &mut response);
+                    return response;
+                }
+                let reply = match read_body(Box::pin(body), limit).await {
+                    Ok(body) => {
+                        let segments = path
+                            .as_str()
+                            .split('/')
+                            .filter(|s| !s.is_empty())
+                            .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+                            .collect();
+                        let req = Request { method: &method, segments, query: query_pairs(&query), body };
+                        route(&state, req).await
+                    }
+                    Err(reply) => reply,
                 };
-                let segments = path
-                    .as_str()
-                    .split('/')
-                    .filter(|s| !s.is_empty())
-                    .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
-                    .collect();
-                let req = Request { method: &method, segments, query: query_pairs(&query), body };
-                let reply = route(&state, req).await;
                 tracing::debug!(method = %method, path = path.as_str(), status = reply.status, "Request served.");
-                into_response(reply, &cors)
+                let mut response = into_response(reply);
+                security.decorate(&method, &headers, &mut response);
+                response
             }
         })
         .recover(|_rejection: warp::Rejection| async {
-            Ok::<_, Infallible>(into_response(Reply::error(400, "The request could not be read."), &None))
+            Ok::<_, Infallible>(into_response(Reply::error(400, "The request could not be read.")))
         })
         .unify()
 }
@@ -295,18 +312,26 @@ pub mod bodies {
     use serde_json::{Map, Value as Json};
 
     fn message(reply: super::Reply) -> String {
-        reply.body.map(|b| b["message"].to_string()).unwrap_or_default()
+        reply
+            .body
+            .map(|b| b["message"].to_string())
+            .unwrap_or_default()
     }
 
     /// `POST /connectors`.
     pub fn create_connector(body: &[u8]) -> Result<(), String> {
-        super::connectors::parse_create(&Bytes::copy_from_slice(body)).map(|_| ()).map_err(message)
+        super::connectors::parse_create(&Bytes::copy_from_slice(body))
+            .map(|_| ())
+            .map_err(message)
     }
 
     /// `PUT` / `PATCH /connectors/{c}/config` and `PUT /connector-plugins/{p}/config/validate`.
     pub fn connector_config(body: &[u8]) -> Result<(), String> {
-        let map: Map<String, Json> = super::parse_body(&Bytes::copy_from_slice(body)).map_err(message)?;
-        super::connectors::config_map(map).map(|_| ()).map_err(message)
+        let map: Map<String, Json> =
+            super::parse_body(&Bytes::copy_from_slice(body)).map_err(message)?;
+        super::connectors::config_map(map)
+            .map(|_| ())
+            .map_err(message)
     }
 
     /// `PATCH /connectors/{c}/offsets`.

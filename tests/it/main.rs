@@ -11,3 +11,4 @@ mod migrate;
 mod offsets;
 mod persistence;
 mod rest_api;
+mod security;
