@@ -11,6 +11,7 @@
 //! - [`migrate`]: export and migrate connectors with their offsets over the REST API.
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`status`]: live connector and task statuses.
+//! - [`transforms`]: Kafka's single message transforms and predicates, and a connector's chain of them.
 //!
 //! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
 //! so the binary and the tests drive it the same way.
@@ -30,6 +31,7 @@ pub mod record;
 pub mod rest;
 pub mod status;
 pub mod storage;
+pub mod transforms;
 pub mod worker;
 
 use std::future::Future;
@@ -95,7 +97,10 @@ pub async fn open_store(config: &WorkerConfig) -> Result<Store, RunError> {
 }
 
 fn worker_id(config: &WorkerConfig, bound: SocketAddr) -> String {
-    let host = config.advertised_host.clone().unwrap_or_else(|| bound.ip().to_string());
+    let host = config
+        .advertised_host
+        .clone()
+        .unwrap_or_else(|| bound.ip().to_string());
     let port = config.advertised_port.unwrap_or(bound.port());
     format!("{host}:{port}")
 }
@@ -118,28 +123,59 @@ pub async fn run(
         tracing::info!(key = %key, "The configuration '{key}' was supplied but is not used by liteconnect.");
     }
     let store = open_store(&config).await?;
-    let bound = listener.local_addr().map_err(|source| RunError::Bind { address: "listener".into(), source })?;
+    let bound = listener.local_addr().map_err(|source| RunError::Bind {
+        address: "listener".into(),
+        source,
+    })?;
     let statuses = StatusBoard::new(worker_id(&config, bound), store.clone());
     let herder = Herder::new(store.clone(), config.clone(), statuses);
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let admin_on_main = config.admin_listeners.is_none();
     let mut servers = Vec::new();
-    let main_state = ApiState { herder: herder.clone(), admin: admin_on_main, public: true };
+    let main_state = ApiState {
+        herder: herder.clone(),
+        admin: admin_on_main,
+        public: true,
+    };
     servers.push(serve(listener, main_state, stop_rx.clone()));
     for l in config.admin_listeners.iter().flatten() {
         let address = l.bind_address();
-        let admin_listener = TcpListener::bind(&address)
-            .await
-            .map_err(|source| RunError::Bind { address: address.clone(), source })?;
-        let url = format!("{}://{}", l.scheme, admin_listener.local_addr().map(|a| a.to_string()).unwrap_or(address));
+        let admin_listener =
+            TcpListener::bind(&address)
+                .await
+                .map_err(|source| RunError::Bind {
+                    address: address.clone(),
+                    source,
+                })?;
+        let url = format!(
+            "{}://{}",
+            l.scheme,
+            admin_listener
+                .local_addr()
+                .map(|a| a.to_string())
+                .unwrap_or(address)
+        );
         tracing::info!("Admin REST server listening on {url}");
-        servers.push(serve(admin_listener, ApiState { herder: herder.clone(), admin: true, public: false }, stop_rx.clone()));
+        servers.push(serve(
+            admin_listener,
+            ApiState {
+                herder: herder.clone(),
+                admin: true,
+                public: false,
+            },
+            stop_rx.clone(),
+        ));
     }
 
     let started = async {
-        herder.check_startup_connectors(&startup).map_err(RunError::Startup)?;
-        herder.start().await.map_err(|e| RunError::Startup(e.to_string()))?;
+        herder
+            .check_startup_connectors(&startup)
+            .map_err(RunError::Startup)?;
+        herder
+            .start()
+            .await
+            .map_err(|e| RunError::Startup(e.to_string()))?;
         for c in startup {
             herder
                 .apply_startup_connector(c)
@@ -152,7 +188,11 @@ pub async fn run(
     };
     let outcome = started.await;
     if outcome.is_ok() {
-        let retention = tokio::spawn(retention_loop(store.clone(), config.clone(), stop_rx.clone()));
+        let retention = tokio::spawn(retention_loop(
+            store.clone(),
+            config.clone(),
+            stop_rx.clone(),
+        ));
         shutdown.await;
         tracing::info!("Shutting down.");
         let _ = stop_tx.send(true);
@@ -186,7 +226,11 @@ fn serve(
 }
 
 /// Deletes records past `retention.ms` / `retention.bytes` once a minute, so the file does not grow without bound.
-async fn retention_loop(store: Store, config: Arc<WorkerConfig>, mut stop: tokio::sync::watch::Receiver<bool>) {
+async fn retention_loop(
+    store: Store,
+    config: Arc<WorkerConfig>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
     if config.retention_ms.is_none() && config.retention_bytes.is_none() {
         return;
     }
