@@ -809,4 +809,26 @@ mod tests {
         );
         assert_eq!(v[0].errors, vec!["Invalid value [a:foo] for configuration spec: Invalid type found in casting spec: foo"]);
     }
+
+    #[test]
+    fn integer_string_round_trips() {
+        let to_string = cast(Side::Value, "n:string");
+        let to_int = cast(Side::Value, "n:int64");
+        let schema = SchemaBuilder::struct_().field("n", Schema::int64()).build();
+        let mut n: i64 = i64::MIN;
+        for step in 0..200 {
+            let original = record(
+                "t",
+                Some(schema.clone()),
+                Value::Struct(Struct::new(schema.clone()).with("n", n).unwrap()),
+            );
+            let text = apply_ok(&to_string, original.clone());
+            let back = apply_ok(&to_int, text);
+            assert_eq!(back, original, "{n}");
+            let schemaless = record("t", None, map(&[("n", Value::Int64(n))]));
+            let back = apply_ok(&to_int, apply_ok(&to_string, schemaless.clone()));
+            assert_eq!(back, schemaless);
+            n = n.wrapping_add(92_233_720_368_547_758 + step * 7919);
+        }
+    }
 }

@@ -280,4 +280,33 @@ mod tests {
             vec!["Invalid value [x] for configuration renames: Invalid rename mapping: x"]
         );
     }
+
+    #[test]
+    fn renaming_there_and_back_restores_the_record() {
+        let there = replace(Side::Value, &[("renames", "abc:xyz,foo:bar")]);
+        let back = replace(Side::Value, &[("renames", "xyz:abc,bar:foo")]);
+        for i in 0..50 {
+            let v = Struct::new(schema())
+                .with("dont", format!("d{i}"))
+                .unwrap()
+                .with("abc", i)
+                .unwrap()
+                .with("foo", i % 2 == 0)
+                .unwrap()
+                .with("etc", "e".repeat(i as usize))
+                .unwrap();
+            let original = record("t", Some(schema()), Value::Struct(v));
+            let round = apply_ok(&back, apply_ok(&there, original.clone()));
+            assert_eq!(round, original);
+            let schemaless = record(
+                "t",
+                None,
+                map(&[("abc", Value::Int32(i)), ("foo", Value::Boolean(true))]),
+            );
+            assert_eq!(
+                apply_ok(&back, apply_ok(&there, schemaless.clone())),
+                schemaless
+            );
+        }
+    }
 }

@@ -537,4 +537,26 @@ mod tests {
         assert_eq!(tomb.value, Value::Null);
         assert!(tomb.value_schema.unwrap().optional);
     }
+
+    #[test]
+    fn unix_string_round_trips_over_generated_instants() {
+        let pattern = "yyyy-MM-dd'T'HH:mm:ss.SSSZ";
+        let to_string = conv(Side::Key, &[("target.type", "string"), ("format", pattern)]);
+        let to_unix = conv(Side::Key, &[("target.type", "unix"), ("format", pattern)]);
+        let to_ts = conv(
+            Side::Key,
+            &[("target.type", "Timestamp"), ("format", pattern)],
+        );
+        let mut t: i64 = -62_135_596_800_000; // 0001-01-01
+        while t < 253_402_300_799_999 {
+            let original = key_record(Some(Schema::int64()), Value::Int64(t));
+            let text = apply_ok(&to_string, original.clone());
+            assert_eq!(text.key_schema, Some(Schema::string()));
+            let back = apply_ok(&to_unix, text.clone());
+            assert_eq!(back, original, "{t}");
+            let ts = apply_ok(&to_ts, text);
+            assert_eq!(ts.key, Value::Int64(t));
+            t += 7_777_777_777_777 / 13 + 1_234;
+        }
+    }
 }
