@@ -263,7 +263,7 @@ impl Cast {
             let t = builder.schema().schema_type;
             builder = builder.default_value(cast_value(Some(schema), d, t)?);
         }
-        Ok(builder.build())
+        builder.try_build().map_err(|e| e.0)
     }
 }
 

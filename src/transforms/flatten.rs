@@ -173,9 +173,9 @@ impl Flatten {
             Some(Value::Struct(s)) => Some(s.clone()),
             _ => None,
         };
-        Ok(self
-            .build_schema(schema, "", builder, schema.optional, default.as_ref())?
-            .build())
+        self.build_schema(schema, "", builder, schema.optional, default.as_ref())?
+            .try_build()
+            .map_err(|e| e.0)
     }
 }
 
@@ -363,5 +363,21 @@ mod tests {
         );
         let tomb = record("t", None, Value::Null);
         assert_eq!(apply_ok(&t, tomb.clone()), tomb);
+    }
+
+    #[test]
+    fn a_flattened_name_clash_fails_like_kafkas_builder() {
+        let inner = SchemaBuilder::struct_().field("b", Schema::int32()).build();
+        let schema = SchemaBuilder::struct_()
+            .field("a", inner)
+            .field("a.b", Schema::int32())
+            .build();
+        let t = flatten(Side::Value, &[]);
+        let value = Value::Struct(Struct::new(schema.clone()));
+        assert_eq!(
+            t.apply(record("t", Some(schema), value), &source())
+                .unwrap_err(),
+            "Cannot create field because of field name duplication a.b"
+        );
     }
 }

@@ -119,7 +119,7 @@ impl InsertField {
         Ok(t)
     }
 
-    fn updated_schema(&self, schema: &Schema) -> SchemaRef {
+    fn updated_schema(&self, schema: &Schema) -> Result<SchemaRef, String> {
         let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
         for f in &schema.fields {
             b = b.field(f.name.clone(), f.schema.clone());
@@ -165,7 +165,8 @@ impl InsertField {
                 pick(s, Schema::optional_string(), Schema::string()),
             );
         }
-        b.build()
+        // a name that clashes fails as Kafka's builder does
+        b.try_build().map_err(|e| e.0)
     }
 
     /// The inserted values, in Kafka's order; `None` entries are skipped.
@@ -217,7 +218,7 @@ impl Transformation for InsertField {
             }
             Some(_) => {
                 let s = require_struct(value, PURPOSE)?;
-                let schema = self.updated_schema(&s.schema);
+                let schema = self.updated_schema(&s.schema)?;
                 let mut updated = Struct::new(schema.clone());
                 for f in &s.schema.fields {
                     put(
@@ -364,5 +365,19 @@ mod tests {
         );
         let out = apply_ok(&t, record("x", None, map(&[])));
         assert_eq!(out.value, map(&[("t", Value::from("x"))]));
+    }
+
+    #[test]
+    fn a_clashing_field_name_fails_like_kafkas_builder() {
+        let schema = SchemaBuilder::struct_()
+            .field("topic", Schema::int32())
+            .build();
+        let value = Struct::new(schema.clone()).with("topic", 1).unwrap();
+        let t = insert(Side::Value, &[("topic.field", "topic")]);
+        assert_eq!(
+            t.apply(record("t", Some(schema), Value::Struct(value)), &source())
+                .unwrap_err(),
+            "Cannot create field because of field name duplication topic"
+        );
     }
 }

@@ -155,7 +155,7 @@ impl Transformation for ReplaceField {
                         b = b.field(self.renamed(&f.name).to_string(), f.schema.clone());
                     }
                 }
-                let schema = b.build();
+                let schema = b.try_build().map_err(|e| e.0)?;
                 let mut updated = Struct::new(schema.clone());
                 for f in &schema.fields {
                     let v = field_value(

@@ -75,7 +75,7 @@ impl Transformation for ValueToKey {
                         .ok_or_else(|| format!("Field does not exist: {f}"))?;
                     b = b.field(f.clone(), field.schema.clone());
                 }
-                let key_schema = b.build();
+                let key_schema = b.try_build().map_err(|e| e.0)?;
                 let mut key = Struct::new(key_schema.clone());
                 for f in &self.fields {
                     put(
