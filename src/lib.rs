@@ -12,6 +12,7 @@
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
 //! - [`status`]: live connector and task statuses.
+//! - [`transforms`]: Kafka's single message transforms and predicates, and a connector's chain of them.
 //!
 //! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
 //! so the binary and the tests drive it the same way.
@@ -32,6 +33,7 @@ pub mod rest;
 pub mod security;
 pub mod status;
 pub mod storage;
+pub mod transforms;
 pub mod worker;
 
 use std::future::Future;

@@ -12,6 +12,7 @@ use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::ConnectorPlugin;
 use crate::converters::{self, ConverterKind};
 use crate::error::ConnectError;
+use crate::transforms;
 
 /// One row of `GET /connector-plugins`.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
@@ -103,8 +104,18 @@ impl Plugins {
         }
     }
 
-    /// `GET /connector-plugins/{p}/config` for a plugin that is not a connector (converters).
+    /// `GET /connector-plugins/{p}/config` for a plugin that is not a connector: converters,
+    /// transformations and predicates (their own keys only, in definition order).
     pub fn plugin_config(&self, name: &str) -> Option<Vec<crate::config::def::ConfigKeyInfo>> {
+        let smt = transforms::transformation_def(name).or_else(|| transforms::predicate_def(name));
+        if let Some(def) = smt {
+            return Some(
+                def.keys()
+                    .iter()
+                    .map(crate::config::def::key_info)
+                    .collect(),
+            );
+        }
         let c = converters::resolve_converter_class(name)?;
         let def = if c.kinds.contains(&ConverterKind::Converter) {
             self.converter_def(c.class)
@@ -138,6 +149,17 @@ impl Plugins {
         }
         if connectors_only {
             return out;
+        }
+        // the registry lists each kind sorted by class already
+        for (classes, type_name) in [
+            (transforms::transformation_classes(), "transformation"),
+            (transforms::predicate_classes(), "predicate"),
+        ] {
+            out.extend(classes.into_iter().map(|class| PluginInfo {
+                class,
+                plugin_type: type_name.to_string(),
+                version: Some(converters::KAFKA_VERSION.to_string()),
+            }));
         }
         for (kind, type_name) in [
             (ConverterKind::Converter, "converter"),
@@ -203,17 +225,24 @@ impl Plugins {
 }
 
 impl PluginLookup for Plugins {
-    fn transformation_def(&self, _class: &str) -> Option<ConfigDef> {
-        None
+    fn transformation_def(&self, class: &str) -> Option<ConfigDef> {
+        transforms::transformation_def(class)
     }
-    fn predicate_def(&self, _class: &str) -> Option<ConfigDef> {
-        None
+    fn predicate_def(&self, class: &str) -> Option<ConfigDef> {
+        transforms::predicate_def(class)
     }
     fn transformation_classes(&self) -> Vec<String> {
-        Vec::new()
+        transforms::transformation_classes()
     }
     fn predicate_classes(&self) -> Vec<String> {
-        Vec::new()
+        transforms::predicate_classes()
+    }
+    /// Transformation and predicate aliases show as the class they stand for, as in Kafka;
+    /// other names stay as given.
+    fn class_name(&self, class: &str) -> String {
+        transforms::resolve_transformation(class)
+            .or_else(|| transforms::resolve_predicate(class))
+            .map_or_else(|| class.to_owned(), str::to_owned)
     }
     fn converter_def(&self, class: &str) -> Option<ConfigDef> {
         converters::resolve_converter_class(class)

@@ -38,6 +38,7 @@ pub(crate) struct TaskRuntime {
     pub(crate) statuses: Arc<StatusBoard>,
     pub(crate) log_signal: Arc<LogSignal>,
     pub(crate) converters: Converters,
+    pub(crate) transforms: crate::transforms::TransformChain,
     pub(crate) errors: errors::ErrorHandler,
     pub(crate) worker: Arc<WorkerConfig>,
 }
@@ -47,9 +48,19 @@ impl TaskRuntime {
     pub(crate) fn transform(
         &self,
         record: crate::record::ConnectRecord,
-        _kafka_offset: Option<i64>,
+        kafka_offset: Option<i64>,
     ) -> Result<Option<crate::record::ConnectRecord>, convert::StageFailure> {
-        Ok(Some(record))
+        if self.transforms.is_empty() {
+            return Ok(Some(record));
+        }
+        let ctx = crate::transforms::RecordContext { kafka_offset };
+        self.transforms
+            .apply(record, &ctx)
+            .map_err(|e| convert::StageFailure {
+                stage: "TRANSFORMATION",
+                class: e.class,
+                message: e.message,
+            })
     }
 
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
@@ -135,8 +146,11 @@ impl Worker {
             },
         );
 
-        let converters = match Converters::for_connector(connector_config, &self.config) {
-            Ok(c) => c,
+        let pipeline = Converters::for_connector(connector_config, &self.config).and_then(|c| {
+            crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
+        });
+        let (converters, transforms) = match pipeline {
+            Ok(p) => p,
             Err(e) => {
                 self.tasks
                     .lock()
@@ -164,6 +178,7 @@ impl Worker {
             statuses: self.statuses.clone(),
             log_signal: self.log_signal.clone(),
             converters,
+            transforms,
             errors: errors::ErrorHandler::new(
                 connector,
                 task,

@@ -12,3 +12,4 @@ mod offsets;
 mod persistence;
 mod rest_api;
 mod security;
+mod transforms;

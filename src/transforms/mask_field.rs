@@ -1,0 +1,369 @@
+//! `MaskField$Key` / `MaskField$Value`: replaces fields with a "null value" of their type
+//! (`0`, `false`, `""`, empty collections) or with a configured replacement.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::cast::big_decimal_long_value;
+use super::{
+    field_value, key, map_get, map_put, parse_config, put, replace_null_with_default_key,
+    require_map, require_struct, RecordContext, Side, Transformation,
+};
+use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::data::logical::{self, LogicalKind, ParsedDecimal};
+use crate::data::{Schema, Struct, Value};
+use crate::record::ConnectRecord;
+
+const PURPOSE: &str = "mask fields";
+
+/// The `MaskField` transformation.
+#[derive(Clone, Debug)]
+pub struct MaskField {
+    side: Side,
+    fields: HashSet<String>,
+    replacement: Option<String>,
+    replace_null_with_default: bool,
+}
+
+impl MaskField {
+    /// Kafka's `MaskField.CONFIG_DEF`.
+    pub fn config_def() -> ConfigDef {
+        ConfigDef::new()
+            .define(
+                key("fields", ConfigType::List, DefaultValue::Required, Importance::High, "Names of fields to mask.")
+                    .validator(Validator::NonEmptyList),
+            )
+            .define(
+                key(
+                    "replacement",
+                    ConfigType::String,
+                    DefaultValue::Null,
+                    Importance::Low,
+                    "Custom value replacement, that will be applied to all 'fields' values (numeric or non-empty string values only).",
+                )
+                .validator(Validator::NonEmptyString),
+            )
+            .define(replace_null_with_default_key())
+    }
+
+    /// Configures the transformation from its own keys.
+    ///
+    /// # Errors
+    /// Kafka's `ConfigException` messages.
+    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<MaskField, String> {
+        let config = parse_config(&MaskField::config_def(), props)?;
+        Ok(MaskField {
+            side,
+            fields: config.get_list("fields").into_iter().collect(),
+            replacement: config.get_string("replacement"),
+            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+        })
+    }
+
+    fn masked(&self, value: &Value, schema: Option<&Schema>) -> Result<Value, String> {
+        if value.is_null() {
+            return Ok(Value::Null);
+        }
+        match &self.replacement {
+            None => mask_with_null_value(value, schema),
+            Some(r) => mask_with_replacement(value, schema, r),
+        }
+    }
+}
+
+/// Kafka's `maskWithNullValue`, keyed on the Java class of the value.
+fn mask_with_null_value(value: &Value, schema: Option<&Schema>) -> Result<Value, String> {
+    if let (Some(LogicalKind::Decimal(_)), Value::Bytes(_)) =
+        (schema.and_then(Schema::logical), value)
+    {
+        return Ok(Value::Bytes(vec![0]));
+    }
+    Ok(match value {
+        Value::Boolean(_) => Value::Boolean(false),
+        Value::Int8(_) => Value::Int8(0),
+        Value::Int16(_) => Value::Int16(0),
+        Value::Int32(_) => Value::Int32(0),
+        Value::Int64(_) => Value::Int64(0),
+        Value::Float32(_) => Value::Float32(0.0),
+        Value::Float64(_) => Value::Float64(0.0),
+        Value::String(_) => Value::String(String::new()),
+        Value::Array(_) => Value::Array(Vec::new()),
+        Value::Map(_) => Value::Map(Vec::new()),
+        other => return Err(format!("Cannot mask value of type: {}", other.java_class())),
+    })
+}
+
+/// Kafka's `maskWithCustomReplacement`: the replacement converted to the value's own type.
+fn mask_with_replacement(
+    value: &Value,
+    schema: Option<&Schema>,
+    replacement: &str,
+) -> Result<Value, String> {
+    let not_a_number =
+        || format!("Unable to convert {replacement} (class java.lang.String) to a number");
+    // Values.convertToX parses the text as a BigDecimal and narrows it
+    let long = || -> Result<i64, String> {
+        ParsedDecimal::parse(replacement)
+            .map(|d| big_decimal_long_value(&d))
+            .ok_or_else(not_a_number)
+    };
+    let double = || -> Result<f64, String> {
+        ParsedDecimal::parse(replacement)
+            .and_then(|d| d.to_sci_string().parse().ok())
+            .ok_or_else(not_a_number)
+    };
+    if let (Some(LogicalKind::Decimal(scale)), Value::Bytes(_)) =
+        (schema.and_then(Schema::logical), value)
+    {
+        return logical::decimal_from_str(replacement, scale)
+            .map(Value::Bytes)
+            .map_err(|_| {
+                format!("Unable to convert {replacement} (class java.lang.String) to number")
+            });
+    }
+    Ok(match value {
+        Value::Int8(_) => Value::Int8(long()? as i8),
+        Value::Int16(_) => Value::Int16(long()? as i16),
+        Value::Int32(_) => Value::Int32(long()? as i32),
+        Value::Int64(_) => Value::Int64(long()?),
+        Value::Float32(_) => Value::Float32(double()? as f32),
+        Value::Float64(_) => Value::Float64(double()?),
+        Value::String(_) => Value::String(replacement.to_string()),
+        other => {
+            return Err(format!(
+                "Cannot mask value of type {} with custom replacement.",
+                other.java_class()
+            ))
+        }
+    })
+}
+
+impl Transformation for MaskField {
+    fn apply(
+        &self,
+        record: ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<Option<ConnectRecord>, String> {
+        let value = self.side.value(&record);
+        match self.side.schema(&record).cloned() {
+            None => {
+                let map = require_map(value, PURPOSE)?;
+                let mut updated = map.clone();
+                let mut fields: Vec<&String> = self.fields.iter().collect();
+                fields.sort();
+                for field in fields {
+                    map_put(&mut updated, field, self.masked(map_get(map, field), None)?);
+                }
+                Ok(Some(self.side.with(record, None, Value::Map(updated))))
+            }
+            Some(schema) => {
+                let s = require_struct(value, PURPOSE)?;
+                let mut updated = Struct::new(s.schema.clone());
+                for f in &s.schema.fields {
+                    let orig = field_value(s, &f.name, self.replace_null_with_default);
+                    let v = if self.fields.contains(&f.name) {
+                        self.masked(&orig, Some(&f.schema))?
+                    } else {
+                        orig
+                    };
+                    put(&mut updated, &f.name, v)?;
+                }
+                Ok(Some(self.side.with(
+                    record,
+                    Some(schema),
+                    Value::Struct(updated),
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_util::*;
+    use super::*;
+    use crate::data::SchemaBuilder;
+
+    fn mask(side: Side, pairs: &[(&str, &str)]) -> MaskField {
+        MaskField::configure(side, &props(pairs)).unwrap()
+    }
+
+    fn schema() -> crate::data::SchemaRef {
+        SchemaBuilder::struct_()
+            .field("int", Schema::int32())
+            .field("long", Schema::int64())
+            .field("str", Schema::string())
+            .field("bool", Schema::boolean())
+            .field("dbl", Schema::float64())
+            .field("arr", SchemaBuilder::array(Schema::int32()).build())
+            .field("keep", Schema::string())
+            .build()
+    }
+
+    fn full() -> Struct {
+        Struct::new(schema())
+            .with("int", 42)
+            .unwrap()
+            .with("long", 42i64)
+            .unwrap()
+            .with("str", "secret")
+            .unwrap()
+            .with("bool", true)
+            .unwrap()
+            .with("dbl", 4.2)
+            .unwrap()
+            .with("arr", Value::Array(vec![Value::Int32(1)]))
+            .unwrap()
+            .with("keep", "k")
+            .unwrap()
+    }
+
+    #[test]
+    fn with_schema_masks_to_null_values() {
+        let t = mask(Side::Value, &[("fields", "int,long,str,bool,dbl,arr")]);
+        let out = apply_ok(&t, record("t", Some(schema()), Value::Struct(full())));
+        let Value::Struct(s) = out.value else {
+            panic!()
+        };
+        assert_eq!(s.get("int"), Some(&Value::Int32(0)));
+        assert_eq!(s.get("long"), Some(&Value::Int64(0)));
+        assert_eq!(s.get("str"), Some(&Value::from("")));
+        assert_eq!(s.get("bool"), Some(&Value::Boolean(false)));
+        assert_eq!(s.get("dbl"), Some(&Value::Float64(0.0)));
+        assert_eq!(s.get("arr"), Some(&Value::Array(vec![])));
+        assert_eq!(s.get("keep"), Some(&Value::from("k")));
+        assert_eq!(out.value_schema, Some(schema()));
+    }
+
+    #[test]
+    fn replacement_is_converted_to_the_field_type() {
+        let t = mask(
+            Side::Key,
+            &[("fields", "int,long,str,dbl"), ("replacement", "123")],
+        );
+        let out = apply_ok(&t, key_record(Some(schema()), Value::Struct(full())));
+        let Value::Struct(s) = out.key else { panic!() };
+        assert_eq!(s.get("int"), Some(&Value::Int32(123)));
+        assert_eq!(s.get("long"), Some(&Value::Int64(123)));
+        assert_eq!(s.get("str"), Some(&Value::from("123")));
+        assert_eq!(s.get("dbl"), Some(&Value::Float64(123.0)));
+        let star = mask(Side::Value, &[("fields", "str"), ("replacement", "****")]);
+        let out = apply_ok(
+            &star,
+            record(
+                "t",
+                None,
+                map(&[("str", Value::from("x")), ("n", Value::Int32(3))]),
+            ),
+        );
+        assert_eq!(
+            out.value,
+            map(&[("str", Value::from("****")), ("n", Value::Int32(3))])
+        );
+        let frac = mask(Side::Value, &[("fields", "n"), ("replacement", "9.99")]);
+        let out = apply_ok(&frac, record("t", None, map(&[("n", Value::Int32(3))])));
+        assert_eq!(out.value, map(&[("n", Value::Int32(9))]));
+    }
+
+    #[test]
+    fn schemaless_masks_and_adds_missing_fields_as_null() {
+        let t = mask(Side::Value, &[("fields", "a,b,missing")]);
+        let out = apply_ok(
+            &t,
+            record(
+                "t",
+                None,
+                map(&[
+                    ("a", Value::Int8(5)),
+                    ("b", Value::from("s")),
+                    ("c", Value::Int8(1)),
+                ]),
+            ),
+        );
+        assert_eq!(
+            out.value,
+            map(&[
+                ("a", Value::Int8(0)),
+                ("b", Value::from("")),
+                ("c", Value::Int8(1)),
+                ("missing", Value::Null)
+            ])
+        );
+    }
+
+    #[test]
+    fn errors_like_kafka() {
+        let t = mask(Side::Value, &[("fields", "a"), ("replacement", "x")]);
+        assert_eq!(
+            t.apply(record("t", None, map(&[("a", Value::Int32(1))])), &source())
+                .unwrap_err(),
+            "Unable to convert x (class java.lang.String) to a number"
+        );
+        assert_eq!(
+            t.apply(
+                record("t", None, map(&[("a", Value::Boolean(true))])),
+                &source()
+            )
+            .unwrap_err(),
+            "Cannot mask value of type class java.lang.Boolean with custom replacement."
+        );
+        let plain = mask(Side::Value, &[("fields", "a")]);
+        assert_eq!(
+            plain
+                .apply(
+                    record("t", None, map(&[("a", Value::Bytes(vec![1]))])),
+                    &source()
+                )
+                .unwrap_err(),
+            "Cannot mask value of type: class [B"
+        );
+        assert_eq!(
+            plain
+                .apply(record("t", None, Value::Null), &source())
+                .unwrap_err(),
+            "Only Map objects supported in absence of schema for [mask fields], found: null"
+        );
+        assert_eq!(
+            MaskField::configure(
+                Side::Value,
+                &props(&[("fields", "a"), ("replacement", " ")])
+            )
+            .unwrap_err(),
+            "Invalid value  for configuration replacement: String must be non-empty"
+        );
+        assert_eq!(
+            MaskField::configure(Side::Value, &props(&[("fields", "")])).unwrap_err(),
+            "Invalid value [] for configuration fields: Empty list"
+        );
+    }
+
+    #[test]
+    fn decimals_mask_to_zero() {
+        let dec = logical::decimal(2).build();
+        let schema = SchemaBuilder::struct_().field("d", dec).build();
+        let value = Struct::new(schema.clone())
+            .with(
+                "d",
+                Value::Bytes(logical::decimal_from_str("12.34", 2).unwrap()),
+            )
+            .unwrap();
+        let out = apply_ok(
+            &mask(Side::Value, &[("fields", "d")]),
+            record("t", Some(schema.clone()), Value::Struct(value.clone())),
+        );
+        let Value::Struct(s) = out.value else {
+            panic!()
+        };
+        assert_eq!(s.get("d"), Some(&Value::Bytes(vec![0])));
+        let out = apply_ok(
+            &mask(Side::Value, &[("fields", "d"), ("replacement", "1.5")]),
+            record("t", Some(schema), Value::Struct(value)),
+        );
+        let Value::Struct(s) = out.value else {
+            panic!()
+        };
+        assert_eq!(
+            s.get("d"),
+            Some(&Value::Bytes(logical::decimal_from_str("1.50", 2).unwrap()))
+        );
+    }
+}
