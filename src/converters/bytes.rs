@@ -1,6 +1,6 @@
 //! Kafka's `org.apache.kafka.connect.converters.ByteArrayConverter`: raw bytes in, raw bytes out.
 
-use super::{Converter, HeaderConverter};
+use super::Codec;
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaType, Value};
 
 /// The Kafka class name.
@@ -37,38 +37,12 @@ impl ByteArrayConverter {
     }
 }
 
-impl Converter for ByteArrayConverter {
-    fn from_connect(
-        &self,
-        _topic: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
+impl Codec for ByteArrayConverter {
+    fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
         Self::serialize(schema, value)
     }
 
-    fn to_connect(&self, _topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        Ok(Self::deserialize(data))
-    }
-}
-
-impl HeaderConverter for ByteArrayConverter {
-    fn from_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
-        Self::serialize(schema, value)
-    }
-
-    fn to_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        data: Option<&[u8]>,
-    ) -> Result<SchemaAndValue, DataError> {
+    fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
         Ok(Self::deserialize(data))
     }
 }
@@ -76,6 +50,7 @@ impl HeaderConverter for ByteArrayConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::converters::Converter;
 
     #[test]
     fn passes_bytes_through() {

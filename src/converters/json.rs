@@ -19,7 +19,7 @@
 //! schema where Kafka fails with `Mismatching schema.`; a `NUMERIC` decimal read back is rescaled
 //! to the schema's scale (an error if that would round).
 
-use super::{config_bool, config_int, invalid_value, Converter, HeaderConverter};
+use super::{config_bool, config_int, invalid_value, Codec};
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
 use crate::data::{
     double_to_string, float_to_string, DataError, Schema, SchemaAndValue, SchemaBuilder, SchemaRef,
@@ -638,38 +638,12 @@ impl JsonConverter {
     }
 }
 
-impl Converter for JsonConverter {
-    fn from_connect(
-        &self,
-        _topic: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
+impl Codec for JsonConverter {
+    fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
         self.serialize(schema, value)
     }
 
-    fn to_connect(&self, _topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        self.deserialize(data)
-    }
-}
-
-impl HeaderConverter for JsonConverter {
-    fn from_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
-        self.serialize(schema, value)
-    }
-
-    fn to_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        data: Option<&[u8]>,
-    ) -> Result<SchemaAndValue, DataError> {
+    fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
         self.deserialize(data)
     }
 }
@@ -1196,6 +1170,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::converters::{Converter, HeaderConverter};
     use crate::data::Field;
 
     fn conv(pairs: &[(&str, &str)]) -> JsonConverter {

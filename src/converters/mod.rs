@@ -54,6 +54,52 @@ pub trait HeaderConverter: Send + Sync + std::fmt::Debug {
     ) -> Result<SchemaAndValue, DataError>;
 }
 
+/// A converter whose bytes depend on neither the topic nor the header key, so one implementation serves
+/// as both a record converter and a header converter — as Kafka's JsonConverter, StringConverter,
+/// ByteArrayConverter and number converters do.
+pub(crate) trait Codec: Send + Sync + std::fmt::Debug {
+    /// Serialises a value; `Ok(None)` is a null payload.
+    fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError>;
+    /// Deserialises bytes.
+    fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError>;
+}
+
+impl<T: Codec> Converter for T {
+    fn from_connect(
+        &self,
+        _topic: &str,
+        schema: Option<&Schema>,
+        value: &Value,
+    ) -> Result<Option<Vec<u8>>, DataError> {
+        self.encode(schema, value)
+    }
+
+    fn to_connect(&self, _topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
+        self.decode(data)
+    }
+}
+
+impl<T: Codec> HeaderConverter for T {
+    fn from_connect_header(
+        &self,
+        _topic: &str,
+        _header_key: &str,
+        schema: Option<&Schema>,
+        value: &Value,
+    ) -> Result<Option<Vec<u8>>, DataError> {
+        self.encode(schema, value)
+    }
+
+    fn to_connect_header(
+        &self,
+        _topic: &str,
+        _header_key: &str,
+        data: Option<&[u8]>,
+    ) -> Result<SchemaAndValue, DataError> {
+        self.decode(data)
+    }
+}
+
 /// The plugin interfaces a converter class implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConverterKind {

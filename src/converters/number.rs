@@ -8,7 +8,7 @@
 //! type the serializer takes (a `LongConverter` refuses an `INT32`); only `BooleanConverter`
 //! checks the schema.
 
-use super::{Converter, HeaderConverter};
+use super::Codec;
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, SchemaType, Value};
 
 /// `org.apache.kafka.connect.converters.LongConverter`.
@@ -210,38 +210,12 @@ fn fixed<const N: usize>(data: &[u8]) -> [u8; N] {
     out
 }
 
-impl Converter for NumberConverter {
-    fn from_connect(
-        &self,
-        _topic: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
+impl Codec for NumberConverter {
+    fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
         self.serialize(schema, value)
     }
 
-    fn to_connect(&self, _topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        self.deserialize(data)
-    }
-}
-
-impl HeaderConverter for NumberConverter {
-    fn from_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
-        self.serialize(schema, value)
-    }
-
-    fn to_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        data: Option<&[u8]>,
-    ) -> Result<SchemaAndValue, DataError> {
+    fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
         self.deserialize(data)
     }
 }
@@ -249,6 +223,7 @@ impl HeaderConverter for NumberConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::converters::Converter;
 
     fn round_trip(kind: NumberKind, value: Value, bytes: &[u8]) {
         let c = NumberConverter::new(kind);

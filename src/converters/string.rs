@@ -5,7 +5,7 @@
 //! string. Only UTF-8 is supported for `converter.encoding`; other charsets are refused when the
 //! converter is built rather than failing on the first record.
 
-use super::{invalid_value, Converter, HeaderConverter};
+use super::{invalid_value, Codec};
 use crate::data::{DataError, Schema, SchemaAndValue, Value};
 use std::collections::BTreeMap;
 
@@ -50,38 +50,12 @@ impl StringConverter {
     }
 }
 
-impl Converter for StringConverter {
-    fn from_connect(
-        &self,
-        _topic: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
+impl Codec for StringConverter {
+    fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
         Ok(Self::serialize(schema, value))
     }
 
-    fn to_connect(&self, _topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        Ok(Self::deserialize(data))
-    }
-}
-
-impl HeaderConverter for StringConverter {
-    fn from_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
-        Ok(Self::serialize(schema, value))
-    }
-
-    fn to_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        data: Option<&[u8]>,
-    ) -> Result<SchemaAndValue, DataError> {
+    fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
         Ok(Self::deserialize(data))
     }
 }
@@ -89,6 +63,7 @@ impl HeaderConverter for StringConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::converters::{Converter, HeaderConverter};
     use crate::data::{logical, SchemaBuilder, Struct};
 
     fn write(schema: Option<&Schema>, value: &Value) -> Option<String> {
