@@ -327,3 +327,50 @@ async fn a_source_file_that_disappears_and_comes_back_is_read_again() {
     );
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unwritable_sink_target_fails_with_a_trace_and_recovers_on_restart() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let input = dir.path().join("in.txt");
+    append_lines(&input, ["one".to_string(), "two".to_string()]);
+    // The sink's file is a directory: it cannot be opened for writing.
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    assert_eq!(
+        w.post("/connectors", file_source("src", &input, "t"))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        w.post("/connectors", file_sink("snk", &target, "t"))
+            .await
+            .0,
+        201
+    );
+    wait_until("the sink task to fail", || async {
+        w.status("snk").await["tasks"][0]["state"] == "FAILED"
+    })
+    .await;
+    let trace = w.status("snk").await["tasks"][0]["trace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        trace.contains("Couldn't find or create file") && trace.contains("target"),
+        "{trace}"
+    );
+    // Nothing was committed, so once the target is writable a restart delivers everything.
+    assert_eq!(
+        w.get("/connectors/snk/offsets").await.1,
+        json!({"offsets": []})
+    );
+    std::fs::remove_dir(&target).unwrap();
+    assert_eq!(w.post_empty("/connectors/snk/tasks/0/restart").await.0, 204);
+    wait_until("the records out", || async {
+        lines(&target) == ["one", "two"]
+    })
+    .await;
+    w.stop().await;
+}
