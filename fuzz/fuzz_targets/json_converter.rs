@@ -17,8 +17,10 @@ fuzz_target!(|data: &[u8]| {
         .expect("JsonConverter");
         if let Ok(read) = converter.to_connect("t", Some(data)) {
             if let Ok(written) = converter.from_connect("t", read.schema.as_deref(), &read.value) {
-                let again = converter.to_connect("t", written.as_deref()).expect("re-reading what was written");
-                if !contains_nan(&read.value) {
+                let again = converter
+                    .to_connect("t", written.as_deref())
+                    .expect("re-reading what was written");
+                if !non_finite(&read.value) {
                     assert_eq!(again.value, read.value, "round trip");
                 }
             }
@@ -26,14 +28,16 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-fn contains_nan(v: &liteconnect::data::Value) -> bool {
+/// NaN and the infinities are written as the strings "NaN" / "Infinity", as Jackson writes them, so
+/// they read back as strings: the one place where a round trip changes the value, as it does in Kafka.
+fn non_finite(v: &liteconnect::data::Value) -> bool {
     use liteconnect::data::Value;
     match v {
-        Value::Float32(f) => f.is_nan(),
-        Value::Float64(f) => f.is_nan(),
-        Value::Array(items) => items.iter().any(contains_nan),
-        Value::Map(entries) => entries.iter().any(|(k, v)| contains_nan(k) || contains_nan(v)),
-        Value::Struct(s) => s.values.iter().any(contains_nan),
+        Value::Float32(f) => !f.is_finite(),
+        Value::Float64(f) => !f.is_finite(),
+        Value::Array(items) => items.iter().any(non_finite),
+        Value::Map(entries) => entries.iter().any(|(k, v)| non_finite(k) || non_finite(v)),
+        Value::Struct(s) => s.values.iter().any(non_finite),
         _ => false,
     }
 }

@@ -1197,6 +1197,30 @@ mod tests {
         c.to_connect("t", Some(json.as_bytes())).unwrap()
     }
 
+    /// Found by the `json_converter` fuzz target: a number beyond the double range reads as infinity and is
+    /// written back as the string "Infinity", as Jackson does; the round trip changes it to a string.
+    #[test]
+    fn numbers_beyond_double_range_read_as_infinity_and_write_as_strings() {
+        let c = without_schemas();
+        let huge = format!("{{\"a\":[1,{}9e999]}}", "9".repeat(400));
+        let v = read(&c, &huge).value;
+        let Value::Map(entries) = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(
+            entries[0].1,
+            Value::Array(vec![Value::Int64(1), Value::Float64(f64::INFINITY)])
+        );
+        assert_eq!(write(&c, None, &v), r#"{"a":[1,"Infinity"]}"#);
+        assert_eq!(
+            read(&c, r#"{"a":[1,"Infinity"]}"#).value,
+            Value::Map(vec![(
+                Value::from("a"),
+                Value::Array(vec![Value::Int64(1), Value::String("Infinity".into())])
+            )])
+        );
+    }
+
     /// Writes with and without envelope, checks both texts, and reads both back.
     fn check(schema: SchemaRef, value: Value, enveloped: &str, plain: &str) {
         let c = with_schemas();
