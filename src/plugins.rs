@@ -10,6 +10,7 @@ use crate::config::connector::{validate_connector_config, ConnectorType, PluginL
 use crate::config::def::{ConfigDef, ConfigInfos};
 use crate::error::ConnectError;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
+use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::connectors::ConnectorPlugin;
 use crate::converters::{self, ConverterKind};
 
@@ -54,7 +55,16 @@ fn simple_name(class: &str) -> &str {
 impl Plugins {
     /// The built-in plugin set.
     pub fn new() -> Self {
-        Plugins { connectors: vec![Arc::new(FileStreamSink), Arc::new(FileStreamSource)] }
+        Plugins {
+            connectors: vec![
+                Arc::new(FileStreamSink),
+                Arc::new(FileStreamSource),
+                Arc::new(MockSink),
+                Arc::new(MockSource),
+                Arc::new(VerifiableSink),
+                Arc::new(VerifiableSource),
+            ],
+        }
     }
 
     /// Connector plugins, sorted by class.

@@ -8,3 +8,4 @@ mod migrate;
 mod offsets;
 mod persistence;
 mod rest_api;
+mod verifiable;
