@@ -1224,10 +1224,17 @@ struct RawConn {
 
 impl RawConn {
     async fn connect(base: &str) -> Res<RawConn> {
-        let host = base.trim_start_matches("http://").trim_end_matches('/').to_string();
+        let host = base
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .to_string();
         let sock = tokio::net::TcpStream::connect(&host).await?;
         sock.set_nodelay(true)?;
-        Ok(RawConn { sock, host, buf: Vec::with_capacity(64 * 1024) })
+        Ok(RawConn {
+            sock,
+            host,
+            buf: Vec::with_capacity(64 * 1024),
+        })
     }
 
     /// Sends `GET path` and reads the whole response; returns its status code.
@@ -1246,7 +1253,11 @@ impl RawConn {
             self.buf.extend_from_slice(&chunk[..n]);
         };
         let head = std::str::from_utf8(&self.buf[..end])?;
-        let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("bad status line")?;
+        let status: u16 = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or("bad status line")?;
         let mut length = None;
         for line in head.split("\r\n").skip(1) {
             let (name, value) = line.split_once(':').unwrap_or((line, ""));
