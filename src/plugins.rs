@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::config::connector::{validate_connector_config, ConnectorType, PluginLookup};
 use crate::config::def::{ConfigDef, ConfigInfos};
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
+use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::connectors::ConnectorPlugin;
 use crate::converters::{self, ConverterKind};
 use crate::error::ConnectError;
@@ -56,7 +57,14 @@ impl Plugins {
     /// The built-in plugin set.
     pub fn new() -> Self {
         Plugins {
-            connectors: vec![Arc::new(FileStreamSink), Arc::new(FileStreamSource)],
+            connectors: vec![
+                Arc::new(FileStreamSink),
+                Arc::new(FileStreamSource),
+                Arc::new(MockSink),
+                Arc::new(MockSource),
+                Arc::new(VerifiableSink),
+                Arc::new(VerifiableSource),
+            ],
         }
     }
 

@@ -151,26 +151,87 @@ impl Converters {
     }
 }
 
-/// Keeps the last offset per source partition of a batch, in first-seen order.
+/// Keeps the last offset per source partition of a batch, in first-seen order. Runs of records from the same
+/// partition (the usual case) are recognised by comparing with the previous record's partition, so the
+/// canonical key is computed once per run rather than once per record.
 pub(crate) fn last_offsets(
     records: &[SourceRecord],
 ) -> Vec<(serde_json::Value, Option<serde_json::Value>)> {
-    let mut order: Vec<(serde_json::Value, Option<serde_json::Value>)> = Vec::new();
+    type JsonMap = serde_json::Map<String, serde_json::Value>;
+    let mut order: Vec<(&JsonMap, &JsonMap)> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut previous: Option<(&JsonMap, usize)> = None;
     for r in records {
         let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) else {
             continue;
         };
-        let p = serde_json::Value::Object(p.clone());
-        let key = crate::storage::canonical_key(&p);
-        let o = Some(serde_json::Value::Object(o.clone()));
-        match index.get(&key) {
-            Some(i) => order[*i].1 = o,
+        if let Some((pp, i)) = previous {
+            if pp == p {
+                order[i].1 = o;
+                continue;
+            }
+        }
+        let key = crate::storage::canonical_key(&serde_json::Value::Object(p.clone()));
+        let i = match index.get(&key) {
+            Some(i) => {
+                order[*i].1 = o;
+                *i
+            }
             None => {
                 index.insert(key, order.len());
                 order.push((p, o));
+                order.len() - 1
             }
-        }
+        };
+        previous = Some((p, i));
     }
     order
+        .into_iter()
+        .map(|(p, o)| {
+            (
+                serde_json::Value::Object(p.clone()),
+                Some(serde_json::Value::Object(o.clone())),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::data::Value;
+
+    fn record(partition: Option<serde_json::Value>, offset: i64) -> SourceRecord {
+        let as_map = |v: serde_json::Value| v.as_object().cloned();
+        SourceRecord {
+            source_partition: partition.and_then(as_map),
+            source_offset: as_map(json!({"position": offset})),
+            record: ConnectRecord::new("t", None, Value::Null),
+        }
+    }
+
+    #[test]
+    fn last_offset_per_partition_in_first_seen_order() {
+        let a = json!({"file": "a", "n": 1});
+        let a_reordered = json!({"n": 1, "file": "a"});
+        let b = json!({"file": "b"});
+        let records = vec![
+            record(Some(a.clone()), 1),
+            record(Some(a.clone()), 2),
+            record(Some(b.clone()), 10),
+            record(None, 99),
+            record(Some(a_reordered), 3),
+            record(Some(b.clone()), 11),
+        ];
+        assert_eq!(
+            last_offsets(&records),
+            vec![
+                (a, Some(json!({"position": 3}))),
+                (b, Some(json!({"position": 11})))
+            ]
+        );
+        assert!(last_offsets(&[]).is_empty());
+    }
 }

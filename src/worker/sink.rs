@@ -91,13 +91,6 @@ fn assign(
     sub: &Subscription,
     positions: &mut Positions,
 ) -> Result<(), StageError> {
-    let committed: BTreeMap<TopicPartition, i64> = rt
-        .store
-        .sink_offsets_blocking(&rt.connector)
-        .map_err(storage_error)?
-        .into_iter()
-        .map(|(topic, partition, offset)| (TopicPartition { topic, partition }, offset))
-        .collect();
     let mut all: Vec<TopicPartition> = Vec::new();
     for (topic, partitions) in rt.store.topics_blocking().map_err(storage_error)? {
         if sub.matches(&topic) {
@@ -111,10 +104,23 @@ fn assign(
     }
     // Partitions are shared among the connector's tasks the way a consumer group's round-robin assignor would.
     let count = rt.task_count.max(1) as usize;
-    for (i, tp) in all.into_iter().enumerate() {
-        if i % count != rt.task as usize || positions.next.contains_key(&tp) {
-            continue;
-        }
+    let new: Vec<TopicPartition> = all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, tp)| i % count == rt.task as usize && !positions.next.contains_key(tp))
+        .map(|(_, tp)| tp)
+        .collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    let committed: BTreeMap<TopicPartition, i64> = rt
+        .store
+        .sink_offsets_blocking(&rt.connector)
+        .map_err(storage_error)?
+        .into_iter()
+        .map(|(topic, partition, offset)| (TopicPartition { topic, partition }, offset))
+        .collect();
+    for tp in new {
         let start = match committed.get(&tp) {
             Some(o) => *o,
             None => rt
@@ -180,7 +186,9 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
         if rt.statuses.task_state(&rt.connector, rt.task) != Some(State::Running) {
             rt.report(State::Running, None);
         }
-        if last_assign.is_none_or(|t| t.elapsed() >= IDLE_WAIT) {
+        // A sink with nothing assigned yet looks for its topics whenever the log wakes it, so a topic created
+        // after the sink started is found at its first append rather than up to IDLE_WAIT later.
+        if positions.next.is_empty() || last_assign.is_none_or(|t| t.elapsed() >= IDLE_WAIT) {
             assign(rt, &sub, &mut positions)?;
             last_assign = Some(Instant::now());
         }

@@ -13,3 +13,4 @@ mod persistence;
 mod rest_api;
 mod security;
 mod transforms;
+mod verifiable;
