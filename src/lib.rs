@@ -236,6 +236,8 @@ pub async fn run(
         let _ = s.await;
     }
     herder.shutdown().await;
+    // Last: every write is on disk and the lock is released, so the file can be opened again at once.
+    store.close().await;
     tracing::info!("Worker stopped.");
     outcome
 }

@@ -17,7 +17,8 @@ use super::StorageError;
 
 /// Called after the group's transaction has ended, with the commit's error if it failed.
 type Reply = Box<dyn FnOnce(Option<&StorageError>) + Send>;
-type Job = Box<dyn FnOnce(&Connection) -> Reply + Send>;
+/// A job runs inside the group's transaction and hands back its reply, and whether it failed for want of room.
+type Job = Box<dyn FnOnce(&Connection) -> (Reply, bool) + Send>;
 
 /// At most this many queued jobs share one transaction, so one group never grows without bound.
 const MAX_GROUP: usize = 256;
@@ -25,7 +26,14 @@ const MAX_GROUP: usize = 256;
 /// A handle to a thread that owns one SQLite connection.
 #[derive(Clone, Debug)]
 pub(crate) struct DbThread {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<Msg>,
+}
+
+/// What a database thread receives.
+enum Msg {
+    Job(Job),
+    /// Finish what came before, close the connection, then acknowledge.
+    Close(tokio::sync::oneshot::Sender<()>),
 }
 
 impl DbThread {
@@ -40,7 +48,7 @@ impl DbThread {
     }
 
     fn spawn(name: &str, conn: Connection, transactional: bool) -> Self {
-        let (jobs, rx) = mpsc::channel::<Job>();
+        let (jobs, rx) = mpsc::channel::<Msg>();
         thread::Builder::new()
             .name(name.to_string())
             .spawn(move || serve(conn, rx, transactional))
@@ -77,6 +85,15 @@ impl DbThread {
         rx.recv().map_err(|_| StorageError::Closed)?
     }
 
+    /// Runs everything queued so far, closes the connection and stops the thread. Later calls fail with
+    /// [`StorageError::Closed`].
+    pub(crate) async fn close(&self) {
+        let (ack, done) = tokio::sync::oneshot::channel();
+        if self.jobs.send(Msg::Close(ack)).is_ok() {
+            let _ = done.await;
+        }
+    }
+
     /// Queues `f` without waiting for it; its failure is logged. Used for status updates from task threads.
     pub(crate) fn send<F>(&self, what: &'static str, f: F)
     where
@@ -97,16 +114,20 @@ impl DbThread {
     {
         let job: Job = Box::new(move |conn| {
             let result = in_savepoint(conn, f);
-            Box::new(move |commit_error| {
+            let disk_full = matches!(&result, Err(e) if e.is_disk_full());
+            let reply: Reply = Box::new(move |commit_error| {
                 // A job's own failure says more than the group's; a group that did not commit fails every job.
                 deliver(match (result, commit_error) {
                     (Err(e), _) => Err(e),
                     (Ok(_), Some(e)) => Err(e.duplicate()),
                     (Ok(r), None) => Ok(r),
                 })
-            })
+            });
+            (reply, disk_full)
         });
-        self.jobs.send(job).map_err(|_| StorageError::Closed)
+        self.jobs
+            .send(Msg::Job(job))
+            .map_err(|_| StorageError::Closed)
     }
 }
 
@@ -134,41 +155,74 @@ fn in_savepoint<R>(
     }
 }
 
-fn serve(conn: Connection, rx: mpsc::Receiver<Job>, transactional: bool) {
-    while let Ok(first) = rx.recv() {
+fn serve(conn: Connection, rx: mpsc::Receiver<Msg>, transactional: bool) {
+    let mut closing = None;
+    while closing.is_none() {
+        let first = match rx.recv() {
+            Ok(Msg::Job(job)) => job,
+            Ok(Msg::Close(ack)) => {
+                closing = Some(ack);
+                break;
+            }
+            Err(_) => break,
+        };
         if !transactional {
-            first(&conn)(None);
+            first(&conn).0(None);
             continue;
         }
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
-                Ok(job) => group.push(job),
+                Ok(Msg::Job(job)) => group.push(job),
+                Ok(Msg::Close(ack)) => {
+                    closing = Some(ack);
+                    break;
+                }
                 Err(_) => break,
             }
         }
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-            let e = StorageError::from(e);
-            for job in group {
-                // Run nothing; answer every caller with the failure to begin.
-                drop(job);
-                tracing::error!(error = %e, "Could not begin a transaction.");
-            }
-            continue;
+        run_group(&conn, group);
+    }
+    drop(conn);
+    if let Some(ack) = closing {
+        let _ = ack.send(());
+    }
+}
+
+/// Runs a group of jobs in one IMMEDIATE transaction and answers each once it has committed (or not).
+fn run_group(conn: &Connection, group: Vec<Job>) {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let e = StorageError::from(e);
+        for job in group {
+            // Run nothing; answer every caller with the failure to begin.
+            drop(job);
+            tracing::error!(error = %e, "Could not begin a transaction.");
         }
-        let replies: Vec<Reply> = group.into_iter().map(|job| job(&conn)).collect();
-        let commit_error = if conn.is_autocommit() {
-            Some(StorageError::Sqlite(
-                "SQLite rolled the transaction back after a statement failed (disk full or I/O error); nothing in it was written".into(),
-            ))
+        return;
+    }
+    let mut replies: Vec<Reply> = Vec::with_capacity(group.len());
+    let mut disk_full = false;
+    for job in group {
+        let (reply, full) = job(conn);
+        disk_full |= full;
+        replies.push(reply);
+    }
+    let commit_error = if conn.is_autocommit() {
+        // SQLite rolled the whole group back after a statement failed; every job in it is undone.
+        Some(if disk_full {
+            StorageError::DiskFull("the transaction this write shared was rolled back".into())
         } else {
-            conn.execute_batch("COMMIT").err().map(StorageError::from)
-        };
-        if commit_error.is_some() {
-            let _ = conn.execute_batch("ROLLBACK");
-        }
-        for reply in replies {
-            reply(commit_error.as_ref());
-        }
+            StorageError::Sqlite(
+                "SQLite rolled the transaction back after a statement failed; nothing in it was written".into(),
+            )
+        })
+    } else {
+        conn.execute_batch("COMMIT").err().map(StorageError::from)
+    };
+    if commit_error.is_some() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    for reply in replies {
+        reply(commit_error.as_ref());
     }
 }

@@ -117,8 +117,8 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     cluster_id: String,
-    /// Held open for the life of the store: the OS lock on it keeps a second worker out.
-    _lock: File,
+    /// Held open until the store is closed: the OS lock on it keeps a second worker out.
+    lock: std::sync::Mutex<Option<File>>,
 }
 
 impl Store {
@@ -159,9 +159,17 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.clone(),
                 cluster_id,
-                _lock: lock,
+                lock: std::sync::Mutex::new(Some(lock)),
             }),
         })
+    }
+
+    /// Finishes every queued write, closes the connections and releases the single-writer lock, so another
+    /// worker may open the file at once. Every later call on any clone fails with [`StorageError::Closed`].
+    pub async fn close(&self) {
+        self.writer.close().await;
+        self.reader.close().await;
+        self.inner.lock.lock().expect("lock file mutex").take();
     }
 
     /// The file this store keeps its state in.

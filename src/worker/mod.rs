@@ -191,7 +191,11 @@ impl Worker {
         let spawned = std::thread::Builder::new()
             .name(format!("task-{connector}-{task}"))
             .spawn(move || {
+                // Declared first, dropped last: "done" is signalled only after the runtime (and its
+                // store handle) and the plugin are gone.
                 let _done = done_tx;
+                let runtime = runtime;
+                let plugin = plugin;
                 let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), (String, TaskError)> {
                     if let Some(task) = plugin.source_task() {
                         source::run(&runtime, task)

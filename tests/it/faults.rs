@@ -105,14 +105,7 @@ async fn crash_loop_of_kill_9_loses_nothing() {
     b.terminate();
 
     let got = lines(&output);
-    let mut seen = BTreeSet::new();
-    let first_seen: Vec<&String> = got.iter().filter(|l| seen.insert((*l).clone())).collect();
-    assert_eq!(
-        first_seen,
-        written.iter().collect::<Vec<_>>(),
-        "every line, in order, none lost"
-    );
-    let duplicates = got.len() - written.len();
+    let duplicates = assert_delivered_in_order(&got, &written);
     // At-least-once bound: per crash, at most one uncommitted sink batch (2,000 records) is delivered again.
     assert!(duplicates <= KILLS * 2000, "{duplicates} duplicates");
     eprintln!(
@@ -203,10 +196,7 @@ async fn a_full_database_fails_tasks_clearly_and_recovers() {
         lines(&output).len() >= all.len()
     })
     .await;
-    let got = lines(&output);
-    let mut seen = BTreeSet::new();
-    let first: Vec<&String> = got.iter().filter(|l| seen.insert((*l).clone())).collect();
-    assert_eq!(first, all.iter().collect::<Vec<_>>());
+    assert_delivered_in_order(&lines(&output), &all);
     w.stop().await;
 }
 

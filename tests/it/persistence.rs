@@ -138,16 +138,8 @@ async fn state_survives_kill_9_of_the_binary() {
         all.iter().all(|l| got.contains(l))
     })
     .await;
-    let got = lines(&output);
-    // At-least-once: nothing is lost; anything seen twice was delivered after the last committed offset,
-    // so duplicates are a contiguous run, never a gap.
-    let mut seen = std::collections::BTreeSet::new();
-    let first_seen: Vec<&String> = got.iter().filter(|l| seen.insert((*l).clone())).collect();
-    assert_eq!(
-        first_seen,
-        all.iter().collect::<Vec<_>>(),
-        "every line, in order"
-    );
+    // At-least-once: nothing is lost; anything seen twice was delivered after the last committed offset.
+    assert_delivered_in_order(&lines(&output), &all);
     let status: serde_json::Value = client
         .get(format!("{}/connectors/held/status", bin.url))
         .send()

@@ -394,3 +394,16 @@ impl Binary {
         }
     }
 }
+
+/// At-least-once delivery check: every expected line is in `got`, in order of first appearance, and nothing
+/// else is; repeats are allowed. Returns how many lines were repeats.
+pub fn assert_delivered_in_order(got: &[String], expected: &[String]) -> usize {
+    let mut seen = std::collections::BTreeSet::new();
+    let first_seen: Vec<&String> = got.iter().filter(|l| seen.insert(l.as_str())).collect();
+    assert_eq!(
+        first_seen,
+        expected.iter().collect::<Vec<_>>(),
+        "every line, in order, none lost"
+    );
+    got.len() - expected.len()
+}
