@@ -346,6 +346,7 @@ mod tests {
             path: dir.path().join("w.db"),
             synchronous: Synchronous::Normal,
             max_bytes: None,
+            buffer: None,
         })
         .unwrap();
         let mut props = std::collections::BTreeMap::new();
