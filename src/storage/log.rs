@@ -341,6 +341,30 @@ pub(super) fn drop_oldest(conn: &Connection, to_free: u64) -> Result<(u64, u64),
     Ok((records, bytes))
 }
 
+/// Makes sure a topic exists with at least `partitions` partitions, adding partitions when it has fewer
+/// (as Kafka's `createPartitions` does). Returns the partition count.
+pub(super) fn ensure_partitions(
+    conn: &Connection,
+    name: &str,
+    partitions: i32,
+) -> Result<i32, StorageError> {
+    let (id, existing) = ensure_topic(conn, name, partitions.max(1))?;
+    if existing >= partitions {
+        return Ok(existing);
+    }
+    for p in existing..partitions {
+        conn.execute(
+            "INSERT INTO partitions (topic_id, partition, next_offset) VALUES (?1, ?2, 0)",
+            params![id, p],
+        )?;
+    }
+    conn.execute(
+        "UPDATE topics SET partitions = ?2 WHERE id = ?1",
+        params![id, partitions],
+    )?;
+    Ok(partitions)
+}
+
 /// Kafka's default partitioner for keyed records: murmur2 of the key bytes, made positive, modulo the count.
 fn choose_partition(key: Option<&[u8]>, partitions: i32) -> i32 {
     match key {

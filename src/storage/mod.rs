@@ -513,6 +513,18 @@ impl Store {
         self.inner.dropped.load(Ordering::Relaxed)
     }
 
+    /// Makes sure a topic exists with at least `partitions` partitions (adding partitions if it has
+    /// fewer) and returns its partition count.
+    pub fn ensure_partitions_blocking(
+        &self,
+        topic: &str,
+        partitions: i32,
+    ) -> Result<i32, StorageError> {
+        let topic = topic.to_string();
+        self.writer
+            .call_blocking(move |c| log::ensure_partitions(c, &topic, partitions))
+    }
+
     /// Names of all topics, sorted.
     pub fn topics_blocking(&self) -> Result<Vec<(String, i32)>, StorageError> {
         self.reader.call_blocking(log::topics)

@@ -135,7 +135,16 @@ impl Worker {
             },
         );
 
-        let converters = match Converters::for_connector(connector_config, &self.config) {
+        // A connector's own converter defaults come between its config and the worker's.
+        let mut with_defaults = connector_config.clone();
+        for key in ["key.converter", "value.converter", "header.converter"] {
+            if let Some(class) = plugin.default_converter(key) {
+                if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
+                    with_defaults.insert(key.to_string(), class.to_string());
+                }
+            }
+        }
+        let converters = match Converters::for_connector(&with_defaults, &self.config) {
             Ok(c) => c,
             Err(e) => {
                 self.tasks

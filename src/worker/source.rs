@@ -26,6 +26,13 @@ impl SourceTaskContext for Context<'_> {
     fn wait(&self, timeout: Duration) -> bool {
         self.rt.control.wait(timeout)
     }
+
+    fn ensure_topic(&self, topic: &str, partitions: i32) -> Result<i32, TaskError> {
+        self.rt
+            .store
+            .ensure_partitions_blocking(topic, partitions)
+            .map_err(|e| TaskError::Fatal(format!("Could not create the topic {topic}: {e}")))
+    }
 }
 
 pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(), StageError> {
