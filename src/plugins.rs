@@ -55,7 +55,12 @@ impl Plugins {
     /// The built-in plugin set.
     pub fn new() -> Self {
         Plugins {
-            connectors: vec![Arc::new(FileStreamSink), Arc::new(FileStreamSource)],
+            connectors: vec![
+                Arc::new(FileStreamSink),
+                Arc::new(FileStreamSource),
+                Arc::new(crate::connectors::kafka::KafkaSink),
+                Arc::new(crate::connectors::kafka::MirrorSource),
+            ],
         }
     }
 
