@@ -95,6 +95,7 @@ pub async fn open_store(config: &WorkerConfig) -> Result<Store, RunError> {
         path: config.storage_file.clone(),
         synchronous: config.storage_synchronous,
         max_bytes: config.storage_max_bytes,
+        buffer: config.log_buffer,
     };
     Ok(tokio::task::spawn_blocking(move || Store::open(&options))
         .await

@@ -64,6 +64,8 @@ impl Plugins {
                 Arc::new(MockSource),
                 Arc::new(VerifiableSink),
                 Arc::new(VerifiableSource),
+                Arc::new(crate::connectors::kafka::KafkaSink),
+                Arc::new(crate::connectors::kafka::MirrorSource),
             ],
         }
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::config::providers::ConfigProviders;
-use crate::storage::Synchronous;
+use crate::storage::{BufferCap, BufferPolicy, Synchronous};
 
 /// The embedded default worker config (the same as `config/worker.properties`).
 pub const DEFAULT_WORKER_PROPERTIES: &str = include_str!("../../config/worker.properties");
@@ -38,6 +38,8 @@ const KNOWN: &[&str] = &[
     "storage.max.bytes",
     "retention.ms",
     "retention.bytes",
+    "log.buffer.max.bytes",
+    "log.buffer.full.policy",
     "rest.request.max.bytes",
     "rest.extension.classes",
     "response.http.headers.config",
@@ -145,6 +147,8 @@ pub struct WorkerConfig {
     pub retention_ms: Option<i64>,
     /// `retention.bytes`: per partition, the oldest records beyond this size are deleted (-1 keeps them).
     pub retention_bytes: Option<i64>,
+    /// `log.buffer.max.bytes` with `log.buffer.full.policy`: a cap on the bytes the topic log holds.
+    pub log_buffer: Option<BufferCap>,
     /// `rest.request.max.bytes`: the largest request body accepted.
     pub request_max_bytes: u64,
     /// `config.providers`: what resolves `${provider:path:key}` placeholders when tasks start.
@@ -238,6 +242,20 @@ impl WorkerConfig {
                 }
             }
         };
+        let policy = match get("log.buffer.full.policy").map(|s| s.trim().to_ascii_lowercase()) {
+            None => BufferPolicy::Pause,
+            Some(s) if s == "pause" => BufferPolicy::Pause,
+            Some(s) if s == "drop_oldest" => BufferPolicy::DropOldest,
+            Some(s) => {
+                return Err(format!(
+                    "Invalid value {s} for configuration log.buffer.full.policy: String must be one of: pause, drop_oldest"
+                ))
+            }
+        };
+        let log_buffer = optional_i64("log.buffer.max.bytes", None)?.map(|n| BufferCap {
+            max_bytes: n as u64,
+            policy,
+        });
         let non_empty = |k: &str| {
             get(k)
                 .map(str::trim)
@@ -290,6 +308,7 @@ impl WorkerConfig {
             storage_max_bytes: optional_i64("storage.max.bytes", None)?.map(|n| n as u64),
             retention_ms: optional_i64("retention.ms", Some(7 * 24 * 3600 * 1000))?,
             retention_bytes: optional_i64("retention.bytes", None)?,
+            log_buffer,
             request_max_bytes: match get("rest.request.max.bytes") {
                 Some(v) => parse_num("rest.request.max.bytes", v, "LONG")?,
                 None => 1024 * 1024,

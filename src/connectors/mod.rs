@@ -5,6 +5,7 @@
 //! task runs on its own thread, as in Kafka Connect.
 
 pub mod file;
+pub mod kafka;
 pub mod verifiable;
 
 use std::collections::BTreeMap;
@@ -44,6 +45,12 @@ pub trait SourceTaskContext: Send {
     /// Waits up to `timeout` unless the task is asked to stop or pause first. Returns false when it should
     /// return from `poll` at once. Tasks use it instead of sleeping.
     fn wait(&self, timeout: Duration) -> bool;
+    /// Makes sure a topic of the local log exists with at least `partitions` partitions (creating it, or
+    /// adding partitions, as Kafka's admin client would) and returns its partition count. Sources that keep
+    /// their records' partition numbers call it before returning records for a topic.
+    fn ensure_topic(&self, _topic: &str, partitions: i32) -> Result<i32, TaskError> {
+        Ok(partitions)
+    }
 }
 
 /// A running source task.
@@ -81,6 +88,12 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     /// Extra checks beyond the definition, as (key, message) errors. Pure: no I/O.
     fn validate(&self, _config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         Vec::new()
+    }
+    /// The converter class this connector uses for `key.converter`, `value.converter` or
+    /// `header.converter` (the `key` given) when its config names none; `None` leaves it to the worker.
+    /// The Kafka bridge connectors carry bytes as they are, with `ByteArrayConverter`.
+    fn default_converter(&self, _key: &str) -> Option<&'static str> {
+        None
     }
     /// The task class name reported in task configs.
     fn task_class(&self) -> &'static str;

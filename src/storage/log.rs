@@ -255,6 +255,116 @@ pub(super) fn apply_retention(
     Ok(deleted)
 }
 
+/// The bytes a record takes in the log, measured as `retention.bytes` and `log.buffer.max.bytes` measure
+/// them: key, value and the encoded headers.
+pub(super) fn record_bytes(record: &ProducedRecord) -> u64 {
+    let headers: usize = record
+        .headers
+        .iter()
+        .map(|(k, v)| 8 + k.len() + v.as_ref().map_or(0, Vec::len))
+        .sum();
+    (record.key.as_ref().map_or(0, Vec::len) + record.value.as_ref().map_or(0, Vec::len) + headers)
+        as u64
+}
+
+/// The bytes every record of the log takes together.
+pub(super) fn log_bytes(conn: &Connection) -> Result<u64, StorageError> {
+    let total: i64 = conn.query_row(
+        "SELECT COALESCE(SUM(COALESCE(length(key), 0) + COALESCE(length(value), 0)
+                             + COALESCE(length(headers), 0)), 0) FROM records",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(total.max(0) as u64)
+}
+
+/// Deletes the records that every existing sink connector with a committed offset on their partition has
+/// already read past (they were delivered). Returns how many were deleted.
+pub(super) fn reclaim_delivered(conn: &Connection) -> Result<u64, StorageError> {
+    let delivered: Vec<(i64, i32, i64)> = conn
+        .prepare_cached(
+            "SELECT t.id, s.partition, MIN(s.offset) FROM sink_offsets s
+             JOIN topics t ON t.name = s.topic
+             JOIN connector_configs c ON c.name = s.connector
+             GROUP BY t.id, s.partition",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut deleted = 0u64;
+    let mut delete = conn.prepare_cached(
+        "DELETE FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset < ?3",
+    )?;
+    for (topic_id, partition, below) in delivered {
+        deleted += delete.execute(params![topic_id, partition, below])? as u64;
+    }
+    Ok(deleted)
+}
+
+/// Deletes the oldest records (by timestamp, always a prefix of each partition) until at least `to_free`
+/// bytes are gone or the log is empty. Returns (records, bytes) deleted.
+pub(super) fn drop_oldest(conn: &Connection, to_free: u64) -> Result<(u64, u64), StorageError> {
+    let mut upto: std::collections::HashMap<(i64, i32), i64> = std::collections::HashMap::new();
+    let mut freed = 0u64;
+    {
+        let mut stmt = conn.prepare_cached(
+            "SELECT topic_id, partition, offset, COALESCE(length(key), 0) + COALESCE(length(value), 0)
+                    + COALESCE(length(headers), 0)
+             FROM records ORDER BY COALESCE(timestamp_ms, 0), offset",
+        )?;
+        let mut rows = stmt.query([])?;
+        while freed < to_free {
+            let Some(row) = rows.next()? else { break };
+            let (topic_id, partition, offset, bytes): (i64, i32, i64, i64) =
+                (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+            let entry = upto.entry((topic_id, partition)).or_insert(offset);
+            *entry = (*entry).max(offset);
+            freed += bytes.max(0) as u64;
+        }
+    }
+    let mut records = 0u64;
+    let mut bytes = 0u64;
+    for ((topic_id, partition), offset) in upto {
+        let (n, b): (i64, i64) = conn.query_row(
+            "SELECT COUNT(*), COALESCE(SUM(COALESCE(length(key), 0) + COALESCE(length(value), 0)
+                    + COALESCE(length(headers), 0)), 0)
+             FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset <= ?3",
+            params![topic_id, partition, offset],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        conn.execute(
+            "DELETE FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset <= ?3",
+            params![topic_id, partition, offset],
+        )?;
+        records += n.max(0) as u64;
+        bytes += b.max(0) as u64;
+    }
+    Ok((records, bytes))
+}
+
+/// Makes sure a topic exists with at least `partitions` partitions, adding partitions when it has fewer
+/// (as Kafka's `createPartitions` does). Returns the partition count.
+pub(super) fn ensure_partitions(
+    conn: &Connection,
+    name: &str,
+    partitions: i32,
+) -> Result<i32, StorageError> {
+    let (id, existing) = ensure_topic(conn, name, partitions.max(1))?;
+    if existing >= partitions {
+        return Ok(existing);
+    }
+    for p in existing..partitions {
+        conn.execute(
+            "INSERT INTO partitions (topic_id, partition, next_offset) VALUES (?1, ?2, 0)",
+            params![id, p],
+        )?;
+    }
+    conn.execute(
+        "UPDATE topics SET partitions = ?2 WHERE id = ?1",
+        params![id, partitions],
+    )?;
+    Ok(partitions)
+}
+
 /// Kafka's default partitioner for keyed records: murmur2 of the key bytes, made positive, modulo the count.
 fn choose_partition(key: Option<&[u8]>, partitions: i32) -> i32 {
     match key {

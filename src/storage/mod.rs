@@ -12,7 +12,8 @@ mod queries;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value as Json;
@@ -45,6 +46,9 @@ pub enum StorageError {
     /// SQLite reported an error.
     #[error("SQLite error: {0}")]
     Sqlite(String),
+    /// The topic log holds `log.buffer.max.bytes` and the policy is `pause`: the append was refused.
+    #[error("{0}")]
+    BufferFull(String),
     /// The database threads have stopped.
     #[error("The database is closed.")]
     Closed,
@@ -58,6 +62,7 @@ impl StorageError {
             StorageError::Incompatible(m) => StorageError::Incompatible(m.clone()),
             StorageError::Conflict(m) => StorageError::Conflict(m.clone()),
             StorageError::Sqlite(m) => StorageError::Sqlite(m.clone()),
+            StorageError::BufferFull(m) => StorageError::BufferFull(m.clone()),
             StorageError::Closed => StorageError::Closed,
         }
     }
@@ -94,6 +99,24 @@ pub enum Synchronous {
     Full,
 }
 
+/// What happens when an append would take the topic log over `log.buffer.max.bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferPolicy {
+    /// Sources wait: their appends are refused until sinks have delivered (and so freed) enough.
+    Pause,
+    /// The oldest records are deleted to make room, counted and logged.
+    DropOldest,
+}
+
+/// The cap on the bytes the topic log holds (`log.buffer.max.bytes`, `log.buffer.full.policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BufferCap {
+    /// The cap, in key + value + header bytes.
+    pub max_bytes: u64,
+    /// What to do when it is reached.
+    pub policy: BufferPolicy,
+}
+
 /// Options for opening the database.
 #[derive(Clone, Debug)]
 pub struct StoreOptions {
@@ -103,6 +126,8 @@ pub struct StoreOptions {
     pub synchronous: Synchronous,
     /// An upper bound on the file's size in bytes, if any (`storage.max.bytes`).
     pub max_bytes: Option<u64>,
+    /// A cap on the bytes the topic log holds, if any.
+    pub buffer: Option<BufferCap>,
 }
 
 /// A handle to the database. Clones share the same threads.
@@ -119,6 +144,11 @@ struct Inner {
     cluster_id: String,
     /// Held open until the store is closed: the OS lock on it keeps a second worker out.
     lock: std::sync::Mutex<Option<File>>,
+    buffer: Option<BufferCap>,
+    /// The log's size in bytes as last known (None: count again). Only kept when there is a cap.
+    log_bytes: Arc<Mutex<Option<u64>>>,
+    /// Records deleted by `drop_oldest` since the store was opened.
+    dropped: Arc<AtomicU64>,
 }
 
 impl Store {
@@ -160,6 +190,9 @@ impl Store {
                 path: path.clone(),
                 cluster_id,
                 lock: std::sync::Mutex::new(Some(lock)),
+                buffer: options.buffer,
+                log_bytes: Arc::new(Mutex::new(None)),
+                dropped: Arc::new(AtomicU64::new(0)),
             }),
         })
     }
@@ -409,12 +442,95 @@ impl Store {
     // ----- the topic log ----------------------------------------------------------------------------
 
     /// Appends records and, in the same transaction, the source offsets that produced them and the
-    /// topics the connector used. Returns the (topic, partition, offset) each record got.
+    /// topics the connector used. Returns the (topic, partition, offset) each record got. With a
+    /// `log.buffer.max.bytes` cap and the `pause` policy, a batch that does not fit is refused with
+    /// [`StorageError::BufferFull`] (see [`Store::try_append_blocking`] to get the batch back).
     pub fn append_blocking(
         &self,
         batch: AppendBatch,
     ) -> Result<Vec<(String, i32, i64)>, StorageError> {
-        self.writer.call_blocking(move |c| log::append(c, &batch))
+        match self.try_append_blocking(batch)? {
+            Ok(assigned) => Ok(assigned),
+            Err((_, message)) => Err(StorageError::BufferFull(message)),
+        }
+    }
+
+    /// Like [`Store::append_blocking`], but a batch refused because the log is full (policy `pause`)
+    /// comes back with the reason, for the caller to try again later.
+    #[allow(clippy::type_complexity)]
+    pub fn try_append_blocking(
+        &self,
+        batch: AppendBatch,
+    ) -> Result<Result<Vec<(String, i32, i64)>, (AppendBatch, String)>, StorageError> {
+        let Some(cap) = self.inner.buffer else {
+            return self
+                .writer
+                .call_blocking(move |c| log::append(c, &batch).map(Ok));
+        };
+        let cache = self.inner.log_bytes.clone();
+        let dropped = self.inner.dropped.clone();
+        let result = self.writer.call_blocking(move |c| {
+            let need: u64 = batch.records.iter().map(log::record_bytes).sum();
+            let known = *cache.lock().expect("log bytes lock");
+            let mut current = match known {
+                Some(b) => b,
+                None => log::log_bytes(c)?,
+            };
+            if current > 0 && current + need > cap.max_bytes {
+                if log::reclaim_delivered(c)? > 0 {
+                    current = log::log_bytes(c)?;
+                }
+                if current > 0 && current + need > cap.max_bytes {
+                    match cap.policy {
+                        BufferPolicy::Pause => {
+                            *cache.lock().expect("log bytes lock") = Some(current);
+                            let message = format!(
+                                "The topic log holds {current} bytes of undelivered records and this batch needs {need} more: log.buffer.max.bytes={} is reached (log.buffer.full.policy=pause); waiting for sinks to deliver",
+                                cap.max_bytes
+                            );
+                            return Ok(Err((batch, message)));
+                        }
+                        BufferPolicy::DropOldest => {
+                            let to_free = current + need - cap.max_bytes;
+                            let (records, bytes) = log::drop_oldest(c, to_free)?;
+                            current = current.saturating_sub(bytes);
+                            let total = dropped.fetch_add(records, Ordering::Relaxed) + records;
+                            tracing::warn!(
+                                records,
+                                bytes,
+                                total,
+                                max_bytes = cap.max_bytes,
+                                "Dropped the oldest undelivered records of the topic log to stay under log.buffer.max.bytes (log.buffer.full.policy=drop_oldest)."
+                            );
+                        }
+                    }
+                }
+            }
+            let assigned = log::append(c, &batch)?;
+            *cache.lock().expect("log bytes lock") = Some(current + need);
+            Ok(Ok(assigned))
+        });
+        if result.is_err() {
+            *self.inner.log_bytes.lock().expect("log bytes lock") = None;
+        }
+        result
+    }
+
+    /// How many records `log.buffer.full.policy=drop_oldest` has deleted since the worker started.
+    pub fn dropped_records(&self) -> u64 {
+        self.inner.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Makes sure a topic exists with at least `partitions` partitions (adding partitions if it has
+    /// fewer) and returns its partition count.
+    pub fn ensure_partitions_blocking(
+        &self,
+        topic: &str,
+        partitions: i32,
+    ) -> Result<i32, StorageError> {
+        let topic = topic.to_string();
+        self.writer
+            .call_blocking(move |c| log::ensure_partitions(c, &topic, partitions))
     }
 
     /// Names of all topics, sorted.
@@ -445,8 +561,15 @@ impl Store {
         retention_ms: Option<i64>,
         retention_bytes: Option<i64>,
     ) -> Result<u64, StorageError> {
+        let cache = self.inner.log_bytes.clone();
         self.writer
-            .call(move |c| log::apply_retention(c, retention_ms, retention_bytes))
+            .call(move |c| {
+                let deleted = log::apply_retention(c, retention_ms, retention_bytes)?;
+                if deleted > 0 {
+                    *cache.lock().expect("log bytes lock") = None;
+                }
+                Ok(deleted)
+            })
             .await
     }
 
@@ -590,6 +713,7 @@ mod tests {
             path: dir.join("t.db"),
             synchronous: Synchronous::Normal,
             max_bytes: None,
+            buffer: None,
         })
         .unwrap()
     }
@@ -721,6 +845,90 @@ mod tests {
         assert_eq!(assigned[0].2, 10);
     }
 
+    fn capped(dir: &Path, policy: BufferPolicy) -> Store {
+        Store::open(&StoreOptions {
+            path: dir.join("c.db"),
+            synchronous: Synchronous::Normal,
+            max_bytes: None,
+            buffer: Some(BufferCap {
+                max_bytes: 1000,
+                policy,
+            }),
+        })
+        .unwrap()
+    }
+
+    fn batch(n: usize, ts: i64) -> AppendBatch {
+        AppendBatch {
+            connector: "src".into(),
+            records: (0..n).map(|_| record("t", &"x".repeat(90), ts)).collect(),
+            offsets: vec![],
+            track_topics: false,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_byte_cap_pauses_until_sinks_have_delivered() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = capped(dir.path(), BufferPolicy::Pause);
+        // 100 bytes a record (90 + a 10-byte header): nine fit under 1000, the tenth batch waits.
+        let s = store.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            s.append_blocking(batch(9, 1)).unwrap();
+            s.try_append_blocking(batch(2, 2)).unwrap()
+        })
+        .await
+        .unwrap();
+        let (refused, message) = outcome.unwrap_err();
+        assert_eq!(refused.records.len(), 2);
+        assert!(message.contains("log.buffer.max.bytes=1000"), "{message}");
+        // A sink connector that exists and has read past five records frees them.
+        store
+            .create_connector(
+                "snk".into(),
+                BTreeMap::new(),
+                TargetState::Started,
+                vec![],
+                vec![],
+            )
+            .await
+            .unwrap();
+        store
+            .write_sink_offsets("snk".into(), vec![("t".into(), 0, Some(5))])
+            .await
+            .unwrap();
+        let s = store.clone();
+        let assigned = tokio::task::spawn_blocking(move || s.append_blocking(refused))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(assigned[0].2, 9);
+        let s = store.clone();
+        let start = tokio::task::spawn_blocking(move || s.log_start_blocking(tp("t")))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(start, 5, "only delivered records were deleted");
+        assert_eq!(store.dropped_records(), 0);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_byte_cap_drops_the_oldest_when_told_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = capped(dir.path(), BufferPolicy::DropOldest);
+        let s = store.clone();
+        tokio::task::spawn_blocking(move || {
+            s.append_blocking(batch(8, 1)).unwrap();
+            s.append_blocking(batch(5, 2)).unwrap();
+            let left = s.read_blocking(tp("t"), 0, 100).unwrap();
+            assert_eq!(left.first().map(|r| r.offset), Some(3));
+            assert_eq!(left.len(), 10);
+        })
+        .await
+        .unwrap();
+        assert_eq!(store.dropped_records(), 3);
+    }
+
     #[test]
     fn a_second_store_on_the_same_file_is_locked_out() {
         let dir = tempfile::tempdir().unwrap();
@@ -729,6 +937,7 @@ mod tests {
             path: dir.path().join("t.db"),
             synchronous: Synchronous::Normal,
             max_bytes: None,
+            buffer: None,
         });
         assert!(matches!(second, Err(StorageError::Locked(_))), "{second:?}");
     }

@@ -146,7 +146,16 @@ impl Worker {
             },
         );
 
-        let pipeline = Converters::for_connector(connector_config, &self.config).and_then(|c| {
+        // A connector's own converter defaults come between its config and the worker's.
+        let mut with_defaults = connector_config.clone();
+        for key in ["key.converter", "value.converter", "header.converter"] {
+            if let Some(class) = plugin.default_converter(key) {
+                if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
+                    with_defaults.insert(key.to_string(), class.to_string());
+                }
+            }
+        }
+        let pipeline = Converters::for_connector(&with_defaults, &self.config).and_then(|c| {
             crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
         });
         let (converters, transforms) = match pipeline {
@@ -365,6 +374,7 @@ mod tests {
             path: dir.path().join("w.db"),
             synchronous: Synchronous::Normal,
             max_bytes: None,
+            buffer: None,
         })
         .unwrap();
         let mut props = std::collections::BTreeMap::new();

@@ -83,6 +83,8 @@ struct Positions {
     next: BTreeMap<TopicPartition, i64>,
     /// What has been put but not yet committed.
     dirty: bool,
+    /// The status shows a retriable failure (cleared by the next successful commit).
+    noted: bool,
     tracked: BTreeSet<String>,
 }
 
@@ -133,16 +135,35 @@ fn assign(
     Ok(())
 }
 
+/// Flushes the task and commits the positions. A retriable flush failure (the target did not acknowledge
+/// everything) commits nothing and rewinds to the last committed offsets, as Kafka's WorkerSinkTask does,
+/// so the records are delivered again; it returns `Ok(false)` then, and the task shows RUNNING with a trace.
 fn commit(
     rt: &TaskRuntime,
+    sub: &Subscription,
     task: &mut dyn SinkTask,
     positions: &mut Positions,
-) -> Result<(), StageError> {
+) -> Result<bool, StageError> {
     if !positions.dirty {
-        return Ok(());
+        return Ok(true);
     }
-    task.flush()
-        .map_err(|e| ("SinkTask.flush".to_string(), e))?;
+    match task.flush() {
+        Ok(()) => {}
+        Err(TaskError::Retriable(message)) => {
+            tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in flush; offsets not committed, rewinding to the last committed offsets.");
+            let error = TaskError::Retriable(message);
+            rt.report(
+                State::Running,
+                Some(super::trace_of("SinkTask.flush", &error)),
+            );
+            positions.noted = true;
+            positions.next.clear();
+            positions.dirty = false;
+            assign(rt, sub, positions)?;
+            return Ok(false);
+        }
+        Err(e) => return Err(("SinkTask.flush".to_string(), e)),
+    }
     let offsets = positions
         .next
         .iter()
@@ -157,7 +178,10 @@ fn commit(
             )
         })?;
     positions.dirty = false;
-    Ok(())
+    if std::mem::take(&mut positions.noted) {
+        rt.report(State::Running, None);
+    }
+    Ok(true)
 }
 
 fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError> {
@@ -166,15 +190,17 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
     let mut positions = Positions {
         next: BTreeMap::new(),
         dirty: false,
+        noted: false,
         tracked: BTreeSet::new(),
     };
+    let mut backoff = Duration::from_millis(100);
     let mut last_commit = Instant::now();
     let mut last_assign: Option<Instant> = None;
     loop {
         match rt.control.mode() {
-            Mode::Stop => return commit(rt, task, &mut positions),
+            Mode::Stop => return commit(rt, &sub, task, &mut positions).map(|_| ()),
             Mode::Pause => {
-                commit(rt, task, &mut positions)?;
+                commit(rt, &sub, task, &mut positions)?;
                 rt.report(State::Paused, None);
                 if rt.control.wait_while_paused() == Mode::Stop {
                     return Ok(());
@@ -236,15 +262,22 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
                     .map_err(storage_error)?;
             }
             delivered += batch.len();
-            if !records.is_empty() && !put_with_retries(rt, task, records)? {
+            if !records.is_empty() && !put_with_retries(rt, task, records, &mut positions.noted)? {
                 break; // stopping: this batch was not delivered, so its offsets are not advanced
             }
             positions.next.insert(tp, last + 1);
             positions.dirty = true;
         }
         if positions.dirty && (caught_up || last_commit.elapsed() >= interval) {
-            commit(rt, task, &mut positions)?;
+            let committed = commit(rt, &sub, task, &mut positions)?;
             last_commit = Instant::now();
+            if committed {
+                backoff = Duration::from_millis(100);
+            } else {
+                rt.control.wait(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(10));
+                continue;
+            }
         }
         if delivered == 0 {
             rt.control.wait(IDLE_WAIT);
@@ -258,6 +291,7 @@ fn put_with_retries(
     rt: &TaskRuntime,
     task: &mut dyn SinkTask,
     records: Vec<SinkRecord>,
+    noted: &mut bool,
 ) -> Result<bool, StageError> {
     let mut backoff = Duration::from_millis(100);
     loop {
@@ -265,6 +299,12 @@ fn put_with_retries(
             Ok(()) => return Ok(true),
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in put; redelivering.");
+                let error = TaskError::Retriable(message);
+                rt.report(
+                    State::Running,
+                    Some(super::trace_of("SinkTask.put", &error)),
+                );
+                *noted = true;
                 if !rt.control.wait(backoff) && rt.control.mode() != Mode::Run {
                     return Ok(false);
                 }

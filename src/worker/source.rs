@@ -26,6 +26,13 @@ impl SourceTaskContext for Context<'_> {
     fn wait(&self, timeout: Duration) -> bool {
         self.rt.control.wait(timeout)
     }
+
+    fn ensure_topic(&self, topic: &str, partitions: i32) -> Result<i32, TaskError> {
+        self.rt
+            .store
+            .ensure_partitions_blocking(topic, partitions)
+            .map_err(|e| TaskError::Fatal(format!("Could not create the topic {topic}: {e}")))
+    }
 }
 
 pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(), StageError> {
@@ -96,16 +103,58 @@ fn poll_loop(
                 Err(failure) => rt.errors.source_failure(failure, &record.topic)?,
             }
         }
-        let batch = AppendBatch {
+        let mut batch = AppendBatch {
             connector: rt.connector.clone(),
             offsets,
             records: produced,
             track_topics,
         };
-        rt.store.append_blocking(batch).map_err(|e| {
-            let stage = "Appending to the topic log".to_string();
-            (stage, TaskError::Fatal(e.to_string()))
-        })?;
+        // With log.buffer.max.bytes and the pause policy, a full log makes the source wait here (it is not
+        // polled meanwhile); RUNNING with a trace says why.
+        let mut backoff = Duration::from_millis(100);
+        let mut waiting = false;
+        loop {
+            let outcome = rt.store.try_append_blocking(batch).map_err(|e| {
+                let stage = "Appending to the topic log".to_string();
+                (stage, TaskError::Fatal(e.to_string()))
+            })?;
+            match outcome {
+                Ok(_) => break,
+                Err((refused, message)) => {
+                    batch = refused;
+                    if !waiting {
+                        tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
+                        let error = TaskError::Retriable(message);
+                        rt.report(
+                            State::Running,
+                            Some(super::trace_of("Appending to the topic log", &error)),
+                        );
+                        waiting = true;
+                    }
+                    rt.log_signal.notify();
+                    if !rt.control.wait(backoff) {
+                        match rt.control.mode() {
+                            // Not stored, and neither are its offsets: the next run reads them again.
+                            Mode::Stop => return Ok(()),
+                            Mode::Pause => {
+                                rt.report(State::Paused, None);
+                                if rt.control.wait_while_paused() == Mode::Stop {
+                                    return Ok(());
+                                }
+                                rt.report(State::Running, None);
+                                waiting = false;
+                            }
+                            Mode::Run => {}
+                        }
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+        if waiting {
+            tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");
+            rt.report(State::Running, None);
+        }
         rt.log_signal.notify();
     }
 }

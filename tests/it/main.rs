@@ -5,6 +5,7 @@ mod common;
 mod concurrency;
 mod errors;
 mod faults;
+mod kafka;
 mod kip980;
 mod lifecycle;
 mod migrate;

@@ -1,0 +1,255 @@
+//! Client settings passed through to librdkafka, and the client context that routes librdkafka's logs and
+//! errors into liteconnect's tracing and remembers the last error for the task's status.
+//!
+//! Kafka's Java client keys and librdkafka's mostly agree (`acks`, `compression.type`, `linger.ms`,
+//! `batch.size`, `enable.idempotence`, `security.protocol`, `sasl.*`, `ssl.*`, …). The few Java-only keys
+//! with no librdkafka meaning (serializers, `buffer.memory`, …) are dropped with a log line; any other key
+//! is handed to librdkafka, which refuses unknown ones when the task starts, naming the key.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use rdkafka::client::ClientContext;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
+use rdkafka::error::KafkaError;
+
+use crate::connectors::Props;
+
+/// Plain (unprefixed) producer keys the Kafka sink accepts in its own config.
+pub const PRODUCER_KEYS: &[&str] = &[
+    "acks",
+    "batch.num.messages",
+    "batch.size",
+    "client.id",
+    "compression.level",
+    "compression.type",
+    "delivery.timeout.ms",
+    "enable.idempotence",
+    "linger.ms",
+    "max.in.flight.requests.per.connection",
+    "message.max.bytes",
+    "message.timeout.ms",
+    "queue.buffering.max.kbytes",
+    "queue.buffering.max.messages",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "request.timeout.ms",
+    "retries",
+    "retry.backoff.ms",
+    "security.protocol",
+    "socket.timeout.ms",
+];
+
+/// Prefixes of plain keys passed on as they are (security settings).
+pub const SECURITY_PREFIXES: &[&str] = &["sasl.", "ssl."];
+
+/// Keys of the Java clients that mean nothing to librdkafka: dropped, and logged.
+const JAVA_ONLY: &[&str] = &[
+    "buffer.memory",
+    "interceptor.classes",
+    "key.deserializer",
+    "key.serializer",
+    "max.block.ms",
+    "max.poll.records",
+    "metric.reporters",
+    "partitioner.class",
+    "value.deserializer",
+    "value.serializer",
+];
+
+/// Java key → librdkafka key, where they differ.
+fn translate(key: &str) -> &str {
+    match key {
+        "max.request.size" => "message.max.bytes",
+        other => other,
+    }
+}
+
+/// Builds a librdkafka config from `(key, value)` settings applied in order (later ones win).
+pub fn client_config<'a>(
+    what: &str,
+    settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> ClientConfig {
+    let mut merged: BTreeMap<String, String> = BTreeMap::new();
+    for (k, v) in settings {
+        if JAVA_ONLY.contains(&k) {
+            tracing::info!(
+                key = k,
+                "The {what} setting '{k}' has no meaning for librdkafka and is not used."
+            );
+            continue;
+        }
+        merged.insert(translate(k).to_string(), v.to_string());
+    }
+    let mut config = ClientConfig::new();
+    for (k, v) in merged {
+        config.set(k, v);
+    }
+    config.set_log_level(RDKafkaLogLevel::Warning);
+    config
+}
+
+/// The producer settings of a Kafka sink config: `bootstrap.servers`, the plain keys of [`PRODUCER_KEYS`]
+/// and [`SECURITY_PREFIXES`], then every `producer.override.*` key (prefix removed), which wins.
+pub fn producer_settings(config: &Props) -> Vec<(&str, &str)> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in config {
+        if k == "bootstrap.servers"
+            || PRODUCER_KEYS.contains(&k.as_str())
+            || SECURITY_PREFIXES.iter().any(|p| k.starts_with(p))
+        {
+            out.push((k.as_str(), v.as_str()));
+        }
+    }
+    for (k, v) in config {
+        if let Some(stripped) = k.strip_prefix("producer.override.") {
+            out.push((stripped, v.as_str()));
+        }
+    }
+    out
+}
+
+/// Client keys MirrorMaker 2 reads from `source.cluster.*` (its `MirrorClientConfig` set).
+fn is_client_key(key: &str) -> bool {
+    matches!(
+        key,
+        "bootstrap.servers"
+            | "client.id"
+            | "security.protocol"
+            | "request.timeout.ms"
+            | "socket.connection.setup.timeout.ms"
+            | "socket.connection.setup.timeout.max.ms"
+            | "reconnect.backoff.ms"
+            | "reconnect.backoff.max.ms"
+            | "retry.backoff.ms"
+            | "metadata.max.age.ms"
+            | "client.dns.lookup"
+    ) || SECURITY_PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
+/// The consumer settings of a MirrorSourceConnector config, as MM2 builds them: the client keys under
+/// `source.cluster.`, then `consumer.*`, then `source.consumer.*` (each prefix removed; later wins).
+pub fn mirror_consumer_settings(config: &Props) -> Vec<(&str, &str)> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for (k, v) in config {
+        if let Some(stripped) = k.strip_prefix("source.cluster.") {
+            if is_client_key(stripped) {
+                out.push((stripped, v.as_str()));
+            }
+        }
+    }
+    for prefix in ["consumer.", "source.consumer."] {
+        for (k, v) in config {
+            if let Some(stripped) = k.strip_prefix(prefix) {
+                if prefix == "consumer." && k.starts_with("consumer.poll.") {
+                    continue; // consumer.poll.timeout.ms is the connector's own key
+                }
+                out.push((stripped, v.as_str()));
+            }
+        }
+    }
+    out
+}
+
+/// What a client last complained about (shown in the task's status while deliveries fail).
+#[derive(Clone, Debug, Default)]
+pub struct LastError(Arc<Mutex<Option<String>>>);
+
+impl LastError {
+    /// The last error, if any since the last [`LastError::clear`].
+    pub fn get(&self) -> Option<String> {
+        self.0.lock().expect("last error lock").clone()
+    }
+    /// Forgets it (after a success).
+    pub fn clear(&self) {
+        *self.0.lock().expect("last error lock") = None;
+    }
+    fn set(&self, message: String) {
+        *self.0.lock().expect("last error lock") = Some(message);
+    }
+}
+
+/// A client context that logs through tracing and remembers the last error.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// The connector, for log lines.
+    pub connector: String,
+    /// The last client-level error (broker down, authentication failed, …).
+    pub last_error: LastError,
+}
+
+impl ClientContext for Context {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        match level {
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error => {
+                tracing::error!(connector = %self.connector, facility = fac, "librdkafka: {log_message}")
+            }
+            RDKafkaLogLevel::Warning => {
+                tracing::warn!(connector = %self.connector, facility = fac, "librdkafka: {log_message}")
+            }
+            RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+                tracing::info!(connector = %self.connector, facility = fac, "librdkafka: {log_message}")
+            }
+            RDKafkaLogLevel::Debug => {
+                tracing::debug!(connector = %self.connector, facility = fac, "librdkafka: {log_message}")
+            }
+        }
+    }
+
+    fn error(&self, error: KafkaError, reason: &str) {
+        tracing::warn!(connector = %self.connector, %error, "Kafka client error: {reason}");
+        self.last_error.set(format!("{error}: {reason}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn props(pairs: &[(&str, &str)]) -> Props {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn producer_overrides_win_over_plain_keys_and_others_are_left_out() {
+        let p = props(&[
+            ("bootstrap.servers", "b:9092"),
+            ("acks", "1"),
+            ("producer.override.acks", "all"),
+            ("ssl.ca.location", "/ca.pem"),
+            ("topics", "t"),
+            ("tasks.max", "1"),
+        ]);
+        let s = producer_settings(&p);
+        assert!(s.contains(&("bootstrap.servers", "b:9092")));
+        assert!(s.contains(&("ssl.ca.location", "/ca.pem")));
+        assert_eq!(s.iter().rev().find(|(k, _)| *k == "acks").unwrap().1, "all");
+        assert!(!s.iter().any(|(k, _)| *k == "topics" || *k == "tasks.max"));
+        let c = client_config("producer", s);
+        assert_eq!(c.get("acks"), Some("all"));
+    }
+
+    #[test]
+    fn mirror_consumer_settings_follow_mm2_prefixes() {
+        let p = props(&[
+            ("source.cluster.bootstrap.servers", "src:9092"),
+            ("source.cluster.alias", "a"),
+            ("consumer.fetch.min.bytes", "1"),
+            ("source.consumer.fetch.min.bytes", "2"),
+            ("consumer.poll.timeout.ms", "10"),
+            ("source.cluster.key.deserializer", "x"),
+        ]);
+        let c = client_config("consumer", mirror_consumer_settings(&p));
+        assert_eq!(c.get("bootstrap.servers"), Some("src:9092"));
+        assert_eq!(c.get("fetch.min.bytes"), Some("2"));
+        assert_eq!(c.get("alias"), None);
+        assert_eq!(c.get("poll.timeout.ms"), None);
+        assert_eq!(c.get("key.deserializer"), None);
+    }
+}

@@ -1,0 +1,257 @@
+//! The bridge to real Kafka clusters, with librdkafka (compiled in):
+//!
+//! - [`KafkaSink`] (`liteconnect.kafka.KafkaSinkConnector`): ships local topics to a Kafka cluster,
+//!   store-and-forward through outages (the local log is the buffer).
+//! - [`MirrorSource`] (`org.apache.kafka.connect.mirror.MirrorSourceConnector`): mirrors a Kafka cluster's
+//!   topics into the local log, with MirrorMaker 2's keys and offsets.
+//!
+//! Both carry bytes as they are: their converters default to `ByteArrayConverter`.
+
+pub mod client;
+pub mod mirror;
+pub mod sink;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value as Json;
+
+use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
+use crate::config::connector::ConnectorType;
+use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+const BYTE_ARRAY_CONVERTER: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
+
+/// The Kafka sink's target cluster.
+pub const BOOTSTRAP: &str = "bootstrap.servers";
+/// The Kafka topic a local topic is shipped to; `${topic}` is the local topic's name.
+pub const TOPIC_FORMAT: &str = "topic.format";
+/// `keep` (the local partition number) or `key` (librdkafka's partitioner on the key).
+pub const PARTITIONING: &str = "kafka.partitioning";
+
+/// MM2: the source cluster's alias.
+pub const SOURCE_ALIAS: &str = "source.cluster.alias";
+/// MM2: the target cluster's alias (here: this worker's log).
+pub const TARGET_ALIAS: &str = "target.cluster.alias";
+/// MM2: the source cluster's bootstrap servers.
+pub const SOURCE_BOOTSTRAP: &str = "source.cluster.bootstrap.servers";
+/// MM2: topics to mirror (comma-separated regexes).
+pub const TOPICS: &str = "topics";
+/// MM2: topics not to mirror.
+pub const TOPICS_EXCLUDE: &str = "topics.exclude";
+/// MM2: how remote topics are named.
+pub const POLICY_CLASS: &str = "replication.policy.class";
+/// MM2: the separator of `DefaultReplicationPolicy`.
+pub const POLICY_SEPARATOR: &str = "replication.policy.separator";
+/// MM2: how often new source topics and partitions are looked for.
+pub const REFRESH_TOPICS: &str = "refresh.topics.interval.seconds";
+/// MM2: how long a poll of the source consumer waits.
+pub const POLL_TIMEOUT: &str = "consumer.poll.timeout.ms";
+/// Set by the connector in each task config: the task's index.
+pub const TASK_INDEX: &str = "task.index";
+/// Set by the connector in each task config: how many tasks share the partitions.
+pub const TASK_COUNT: &str = "task.count";
+
+fn byte_array_converters(key: &str) -> Option<&'static str> {
+    match key {
+        "key.converter" | "value.converter" | "header.converter" => Some(BYTE_ARRAY_CONVERTER),
+        _ => None,
+    }
+}
+
+/// `liteconnect.kafka.KafkaSinkConnector` (alias `KafkaSink`).
+#[derive(Debug)]
+pub struct KafkaSink;
+
+impl ConnectorPlugin for KafkaSink {
+    fn class(&self) -> &'static str {
+        "liteconnect.kafka.KafkaSinkConnector"
+    }
+    fn connector_type(&self) -> ConnectorType {
+        ConnectorType::Sink
+    }
+    fn version(&self) -> &'static str {
+        VERSION
+    }
+    fn config_def(&self) -> ConfigDef {
+        ConfigDef::new()
+            .define(
+                ConfigKey::new(
+                    BOOTSTRAP,
+                    ConfigType::String,
+                    DefaultValue::Required,
+                    Importance::High,
+                    "The Kafka cluster to ship records to (host:port, comma-separated)",
+                )
+                .validator(Validator::NonEmptyString),
+            )
+            .define(
+                ConfigKey::new(
+                    TOPIC_FORMAT,
+                    ConfigType::String,
+                    DefaultValue::Value("${topic}".into()),
+                    Importance::Medium,
+                    "The Kafka topic for a local topic; ${topic} is replaced with the local topic's name",
+                )
+                .validator(Validator::NonEmptyString),
+            )
+            .define(
+                ConfigKey::new(
+                    PARTITIONING,
+                    ConfigType::String,
+                    DefaultValue::Value("keep".into()),
+                    Importance::Low,
+                    "keep: a record goes to the Kafka partition with its local partition number (per-partition order kept); key: librdkafka's partitioner chooses by key",
+                )
+                .validator(Validator::OneOf(vec!["keep", "key"])),
+            )
+    }
+    fn default_converter(&self, key: &str) -> Option<&'static str> {
+        byte_array_converters(key)
+    }
+    fn task_class(&self) -> &'static str {
+        "liteconnect.kafka.KafkaSinkTask"
+    }
+    fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
+        Ok(vec![config.clone(); max_tasks.max(1)])
+    }
+    fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
+        Some(Box::new(sink::KafkaSinkTask::default()))
+    }
+    fn alter_offsets(
+        &self,
+        _config: &Props,
+        _offsets: &[(Json, Option<Json>)],
+    ) -> Result<bool, String> {
+        // Its offsets are the local log's positions, which the worker keeps: nothing else to change.
+        Ok(true)
+    }
+}
+
+/// `org.apache.kafka.connect.mirror.MirrorSourceConnector`.
+#[derive(Debug)]
+pub struct MirrorSource;
+
+impl ConnectorPlugin for MirrorSource {
+    fn class(&self) -> &'static str {
+        "org.apache.kafka.connect.mirror.MirrorSourceConnector"
+    }
+    fn connector_type(&self) -> ConnectorType {
+        ConnectorType::Source
+    }
+    fn version(&self) -> &'static str {
+        VERSION
+    }
+    fn config_def(&self) -> ConfigDef {
+        let string = |name: &'static str, default: DefaultValue, doc: &'static str| {
+            ConfigKey::new(name, ConfigType::String, default, Importance::High, doc)
+        };
+        ConfigDef::new()
+            .define(
+                string(SOURCE_ALIAS, DefaultValue::Required, "Alias of source cluster")
+                    .validator(Validator::NonEmptyString),
+            )
+            .define(string(
+                TARGET_ALIAS,
+                DefaultValue::Value("target".into()),
+                "Alias of target cluster. Used in metrics reporting.",
+            ))
+            .define(
+                string(
+                    SOURCE_BOOTSTRAP,
+                    DefaultValue::Required,
+                    "The source cluster's bootstrap servers",
+                )
+                .validator(Validator::NonEmptyString),
+            )
+            .define(ConfigKey::new(
+                TOPICS,
+                ConfigType::List,
+                DefaultValue::Value(".*".into()),
+                Importance::High,
+                "Topics to replicate. Supports comma-separated topic names and regexes.",
+            ))
+            .define(ConfigKey::new(
+                TOPICS_EXCLUDE,
+                ConfigType::List,
+                DefaultValue::Value(mirror::DEFAULT_EXCLUDE.into()),
+                Importance::High,
+                "Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes.",
+            ))
+            .define(ConfigKey::new(
+                POLICY_CLASS,
+                ConfigType::Class,
+                DefaultValue::Value(mirror::DEFAULT_POLICY.into()),
+                Importance::Low,
+                "Class which defines the remote topic naming convention.",
+            ))
+            .define(ConfigKey::new(
+                POLICY_SEPARATOR,
+                ConfigType::String,
+                DefaultValue::Value(".".into()),
+                Importance::Low,
+                "Separator used in remote topic naming convention.",
+            ))
+            .define(ConfigKey::new(
+                REFRESH_TOPICS,
+                ConfigType::Long,
+                DefaultValue::Value("600".into()),
+                Importance::Low,
+                "Frequency of topic refresh.",
+            ))
+            .define(ConfigKey::new(
+                POLL_TIMEOUT,
+                ConfigType::Long,
+                DefaultValue::Value("1000".into()),
+                Importance::Low,
+                "Timeout when polling source cluster.",
+            ))
+    }
+    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+        let mut errors = Vec::new();
+        let props: Props = config
+            .iter()
+            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+            .collect();
+        if let Err(e) = mirror::ReplicationPolicy::from_config(&props) {
+            errors.push((POLICY_CLASS.to_string(), e));
+        }
+        for key in [TOPICS, TOPICS_EXCLUDE] {
+            if let Some(list) = props.get(key) {
+                if let Err(e) = mirror::patterns(list) {
+                    errors.push((key.to_string(), e));
+                }
+            }
+        }
+        errors
+    }
+    fn default_converter(&self, key: &str) -> Option<&'static str> {
+        byte_array_converters(key)
+    }
+    fn task_class(&self) -> &'static str {
+        "org.apache.kafka.connect.mirror.MirrorSourceTask"
+    }
+    fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
+        let count = max_tasks.max(1);
+        Ok((0..count)
+            .map(|i| {
+                let mut c = config.clone();
+                c.insert(TASK_INDEX.into(), i.to_string());
+                c.insert(TASK_COUNT.into(), count.to_string());
+                c
+            })
+            .collect())
+    }
+    fn source_task(&self) -> Option<Box<dyn SourceTask>> {
+        Some(Box::new(mirror::MirrorSourceTask::default()))
+    }
+    fn alter_offsets(
+        &self,
+        _config: &Props,
+        offsets: &[(Json, Option<Json>)],
+    ) -> Result<bool, String> {
+        // MM2 never commits offsets with its source consumer, so checking the format is all there is to do.
+        mirror::validate_offsets(offsets)?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,311 @@
+//! `liteconnect.kafka.KafkaSinkConnector`: ships local topics to a Kafka cluster.
+//!
+//! Records are produced with their stored bytes (key, value, headers, timestamp) to the same partition
+//! number, so each local partition keeps its order in Kafka. `flush` returns only when the cluster has
+//! acknowledged every record `put` since the last flush; the worker commits the sink offsets only then.
+//! While the cluster is unreachable, `flush` reports a retriable error naming the cause: nothing is
+//! committed, the records stay in the local log, and the worker tries again with backoff until the cluster
+//! is back (store-and-forward).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rdkafka::error::KafkaError;
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{
+    BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext, PurgeConfig,
+};
+use rdkafka::types::RDKafkaErrorCode;
+use rdkafka::ClientContext;
+use rdkafka::Message;
+
+use super::client::{self, Context};
+use crate::connectors::{Props, SinkTask, TaskError};
+use crate::data::Value;
+use crate::record::SinkRecord;
+
+/// How long `put` waits for room in the producer's queue before reporting a retriable error.
+const QUEUE_WAIT: Duration = Duration::from_secs(5);
+/// How long one `flush` waits for acknowledgments before reporting what is still missing.
+pub const FLUSH_WAIT: Duration = Duration::from_secs(3);
+
+/// Delivery bookkeeping shared with the producer's callbacks.
+#[derive(Debug, Default)]
+struct Deliveries {
+    /// Records handed to the producer whose delivery report has not come yet.
+    pending: u64,
+    /// Failed deliveries since the last flush.
+    failed: u64,
+    /// The first failure since the last flush.
+    first_failure: Option<String>,
+}
+
+/// The producer's context: the shared client context plus delivery reports.
+#[derive(Clone, Debug)]
+struct SinkContext {
+    client: Context,
+    deliveries: Arc<Mutex<Deliveries>>,
+}
+
+impl ClientContext for SinkContext {
+    fn log(&self, level: rdkafka::config::RDKafkaLogLevel, fac: &str, log_message: &str) {
+        self.client.log(level, fac, log_message);
+    }
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.client.error(error, reason);
+    }
+}
+
+impl ProducerContext for SinkContext {
+    type DeliveryOpaque = ();
+    fn delivery(&self, result: &DeliveryResult<'_>, _opaque: ()) {
+        let mut d = self.deliveries.lock().expect("deliveries lock");
+        d.pending = d.pending.saturating_sub(1);
+        match result {
+            Ok(_) => self.client.last_error.clear(),
+            Err((error, message)) => {
+                d.failed += 1;
+                if d.first_failure.is_none() {
+                    d.first_failure = Some(format!(
+                        "Delivery to {}-{} failed: {error}",
+                        message.topic(),
+                        message.partition()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// One Kafka sink task: a librdkafka producer.
+#[derive(Default)]
+pub struct KafkaSinkTask {
+    producer: Option<BaseProducer<SinkContext>>,
+    config: Props,
+    context: Option<SinkContext>,
+    topic_format: String,
+    keep_partition: bool,
+    /// Per local topic partition, the last offset handed to the producer since the last successful flush:
+    /// a batch the worker hands over again after a rewind is not produced twice.
+    enqueued: HashMap<(String, i32), i64>,
+}
+
+fn bytes_of<'a>(what: &str, value: &'a Value) -> Result<Option<&'a [u8]>, TaskError> {
+    match value {
+        Value::Null => Ok(None),
+        Value::Bytes(b) => Ok(Some(b.as_slice())),
+        Value::String(s) => Ok(Some(s.as_bytes())),
+        other => Err(TaskError::fatal(format!(
+            "The Kafka sink writes bytes, but a record's {what} is a {}: use org.apache.kafka.connect.converters.ByteArrayConverter (the connector's default) or StringConverter for {what}.converter",
+            other.java_class()
+        ))),
+    }
+}
+
+impl KafkaSinkTask {
+    fn create_producer(&mut self) -> Result<(), TaskError> {
+        let context = self
+            .context
+            .clone()
+            .ok_or_else(|| TaskError::fatal("not started"))?;
+        // Idempotence on by default; Kafka's (murmur2) partitioner for `kafka.partitioning=key`.
+        let mut settings = vec![
+            ("enable.idempotence", "true"),
+            ("partitioner", "murmur2_random"),
+        ];
+        settings.extend(client::producer_settings(&self.config));
+        let producer: BaseProducer<SinkContext> = client::client_config("producer", settings)
+            .create_with_context(context)
+            .map_err(|e| TaskError::fatal(format!("Could not create the Kafka producer: {e}")))?;
+        self.producer = Some(producer);
+        Ok(())
+    }
+
+    fn deliveries(&self) -> std::sync::MutexGuard<'_, Deliveries> {
+        self.context
+            .as_ref()
+            .expect("started")
+            .deliveries
+            .lock()
+            .expect("deliveries lock")
+    }
+
+    fn cause(&self) -> String {
+        match self
+            .context
+            .as_ref()
+            .and_then(|c| c.client.last_error.get())
+        {
+            Some(e) => format!("; last client error: {e}"),
+            None => String::new(),
+        }
+    }
+}
+
+impl SinkTask for KafkaSinkTask {
+    fn start(&mut self, config: &Props) -> Result<(), TaskError> {
+        self.config = config.clone();
+        self.topic_format = config
+            .get(super::TOPIC_FORMAT)
+            .cloned()
+            .unwrap_or_else(|| "${topic}".into());
+        self.keep_partition = config
+            .get(super::PARTITIONING)
+            .is_none_or(|p| p.trim().eq_ignore_ascii_case("keep"));
+        self.context = Some(SinkContext {
+            client: Context {
+                connector: config.get("name").cloned().unwrap_or_default(),
+                last_error: Default::default(),
+            },
+            deliveries: Arc::default(),
+        });
+        self.create_producer()
+    }
+
+    fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
+        if self.deliveries().failed > 0 {
+            // An earlier delivery failed: the next flush reports it and the worker rewinds to the last
+            // committed offsets, so these records are delivered again then, in order.
+            return Ok(());
+        }
+        for r in records {
+            let partition = r.record.kafka_partition.unwrap_or(0);
+            let tp = (r.record.topic.clone(), partition);
+            if self.enqueued.get(&tp).is_some_and(|o| r.kafka_offset <= *o) {
+                continue;
+            }
+            let topic = self.topic_format.replace("${topic}", &r.record.topic);
+            let key = bytes_of("key", &r.record.key)?;
+            let value = bytes_of("value", &r.record.value)?;
+            let mut headers = OwnedHeaders::new_with_capacity(r.record.headers.len());
+            for h in &r.record.headers {
+                headers = headers.insert(Header {
+                    key: &h.key,
+                    value: bytes_of("header", &h.value)?,
+                });
+            }
+            let mut record: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&topic);
+            if let Some(k) = key {
+                record = record.key(k);
+            }
+            if let Some(v) = value {
+                record = record.payload(v);
+            }
+            if let Some(ts) = r.record.timestamp {
+                record = record.timestamp(ts);
+            }
+            if !r.record.headers.is_empty() {
+                record = record.headers(headers);
+            }
+            if self.keep_partition {
+                record = record.partition(partition);
+            }
+            let producer = self
+                .producer
+                .as_ref()
+                .ok_or_else(|| TaskError::fatal("not started"))?;
+            let deadline = Instant::now() + QUEUE_WAIT;
+            loop {
+                match producer.send(record) {
+                    Ok(()) => break,
+                    Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
+                        if Instant::now() >= deadline {
+                            return Err(TaskError::Retriable(format!(
+                                "The Kafka producer's queue stayed full for {} ms: the cluster is not taking records{}",
+                                QUEUE_WAIT.as_millis(),
+                                self.cause()
+                            )));
+                        }
+                        record = back;
+                        producer.poll(Duration::from_millis(50));
+                    }
+                    Err((
+                        KafkaError::MessageProduction(code @ RDKafkaErrorCode::MessageSizeTooLarge),
+                        _,
+                    )) => {
+                        return Err(TaskError::fatal(format!(
+                            "Record {}-{}@{} cannot be produced to {topic}: {code}",
+                            tp.0, tp.1, r.kafka_offset
+                        )))
+                    }
+                    Err((e, _)) => {
+                        return Err(TaskError::Retriable(format!(
+                            "Producing record {}-{}@{} to {topic} failed: {e}{}",
+                            tp.0,
+                            tp.1,
+                            r.kafka_offset,
+                            self.cause()
+                        )))
+                    }
+                }
+            }
+            self.deliveries().pending += 1;
+            self.enqueued.insert(tp, r.kafka_offset);
+        }
+        if let Some(p) = &self.producer {
+            p.poll(Duration::ZERO);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), TaskError> {
+        let Some(producer) = self.producer.as_ref() else {
+            return Err(TaskError::fatal("not started"));
+        };
+        let deadline = Instant::now() + FLUSH_WAIT;
+        loop {
+            {
+                let d = self.deliveries();
+                if d.failed > 0 || d.pending == 0 || Instant::now() >= deadline {
+                    break;
+                }
+            }
+            producer.poll(Duration::from_millis(20));
+        }
+        let (failed, pending) = {
+            let d = self.deliveries();
+            (d.failed, d.pending)
+        };
+        if failed > 0 {
+            // Drop whatever is still queued: the worker rewinds and everything after the last commit is
+            // produced again, in order.
+            producer.purge(PurgeConfig::default().queue().inflight());
+            let drain = Instant::now() + Duration::from_secs(10);
+            while self.deliveries().pending > 0 && Instant::now() < drain {
+                producer.poll(Duration::from_millis(20));
+            }
+            let fatal = producer.client().fatal_error();
+            let first = {
+                let mut d = self.deliveries();
+                d.failed = 0;
+                d.pending = 0;
+                d.first_failure.take().unwrap_or_default()
+            };
+            self.enqueued.clear();
+            let cause = self.cause();
+            if let Some((code, reason)) = fatal {
+                tracing::warn!(%code, %reason, "The Kafka producer hit a fatal error; creating a new one.");
+                self.producer = None;
+                self.create_producer()?;
+            }
+            return Err(TaskError::Retriable(format!(
+                "{failed} records were not delivered to Kafka ({first}){cause}; they will be sent again from the last committed offsets"
+            )));
+        }
+        if pending > 0 {
+            return Err(TaskError::Retriable(format!(
+                "{pending} records are not yet acknowledged by the Kafka cluster after {} ms{}",
+                FLUSH_WAIT.as_millis(),
+                self.cause()
+            )));
+        }
+        self.enqueued.clear();
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        // Dropping the producer purges what it still holds; those records were not committed.
+        self.producer = None;
+    }
+}
