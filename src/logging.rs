@@ -52,7 +52,9 @@ pub fn init() {
         .with(
             tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
-                .with_target(true),
+                .with_target(true)
+                // Plain text when the log goes to a file or a pipe, so tools can parse it.
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
         )
         .try_init();
     if installed.is_ok() {
