@@ -579,20 +579,6 @@ impl Store {
             .call(move |c| log::ensure_topic(c, &name, partitions).map(|_| ()))
             .await
     }
-
-    /// Runs `PRAGMA integrity_check` and returns its answer (`ok` for a sound file).
-    pub async fn integrity_check(&self) -> Result<String, StorageError> {
-        self.writer
-            .call(|c| Ok(c.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))?))
-            .await
-    }
-
-    /// Lowers or lifts the size limit of the database file, in bytes (`None` lifts it).
-    pub async fn set_max_bytes(&self, max_bytes: Option<u64>) -> Result<(), StorageError> {
-        self.writer
-            .call(move |c| apply_max_bytes(c, max_bytes))
-            .await
-    }
 }
 
 fn take_lock(path: &Path) -> Result<File, StorageError> {
