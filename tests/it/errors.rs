@@ -93,14 +93,7 @@ async fn tolerance_none_fails_the_task_naming_the_stage() {
         "connector.class": "FileStreamSink", "file": out.display().to_string(), "topics": "raw",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}});
     assert_eq!(w.post("/connectors", sink).await.0, 201);
-    wait_until("the task to fail", || async {
-        w.status("strict").await["tasks"][0]["state"] == "FAILED"
-    })
-    .await;
-    let trace = w.status("strict").await["tasks"][0]["trace"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let trace = w.wait_for_failed_task("strict").await;
     assert!(
         trace.contains("Tolerance exceeded in error handler"),
         "{trace}"

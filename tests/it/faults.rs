@@ -144,14 +144,7 @@ async fn a_full_database_fails_tasks_clearly_and_recovers() {
             .0,
         201
     );
-    wait_until("the source to fail on a full disk", || async {
-        w.status("src").await["tasks"][0]["state"] == "FAILED"
-    })
-    .await;
-    let trace = w.status("src").await["tasks"][0]["trace"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let trace = w.wait_for_failed_task("src").await;
     assert!(trace.contains("disk is full"), "{trace}");
     // The REST API keeps answering; writes that need room say so.
     assert_eq!(w.get("/connectors").await.0, 200);
@@ -339,14 +332,7 @@ async fn an_unwritable_sink_target_fails_with_a_trace_and_recovers_on_restart() 
             .0,
         201
     );
-    wait_until("the sink task to fail", || async {
-        w.status("snk").await["tasks"][0]["state"] == "FAILED"
-    })
-    .await;
-    let trace = w.status("snk").await["tasks"][0]["trace"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let trace = w.wait_for_failed_task("snk").await;
     assert!(
         trace.contains("Couldn't find or create file") && trace.contains("target"),
         "{trace}"

@@ -219,14 +219,7 @@ async fn a_failed_connector_can_be_stopped() {
         w.post("/connectors", file_sink("f", &out, "t")).await.0,
         201
     );
-    wait_until("the task to fail", || async {
-        w.status("f").await["tasks"][0]["state"] == "FAILED"
-    })
-    .await;
-    let trace = w.status("f").await["tasks"][0]["trace"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let trace = w.wait_for_failed_task("f").await;
     assert!(trace.contains("Couldn't find or create file"), "{trace}");
     assert_eq!(w.put_empty("/connectors/f/stop").await.0, 204);
     w.wait_for_state("f", "STOPPED", 0, "").await;

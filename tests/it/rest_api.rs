@@ -484,10 +484,7 @@ async fn restarts_follow_kip_745() {
         201
     );
     w.wait_for_state("ok", "RUNNING", 1, "RUNNING").await;
-    wait_until("bad's task to fail", || async {
-        w.status("bad").await["tasks"][0]["state"] == "FAILED"
-    })
-    .await;
+    w.wait_for_failed_task("bad").await;
 
     assert_eq!(
         w.post_empty("/connectors/ok/restart").await,

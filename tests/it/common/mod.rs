@@ -185,6 +185,19 @@ impl TestWorker {
             .1
     }
 
+    /// Waits until task 0 of the connector is FAILED and returns its trace.
+    pub async fn wait_for_failed_task(&self, name: &str) -> String {
+        let n = name.to_string();
+        wait_until(&format!("{name}'s task to fail"), || async {
+            self.status(&n).await["tasks"][0]["state"] == "FAILED"
+        })
+        .await;
+        self.status(name).await["tasks"][0]["trace"]
+            .as_str()
+            .expect("a FAILED task has a trace")
+            .to_string()
+    }
+
     /// Waits until the connector and all `tasks` tasks are in `state`.
     pub async fn wait_for_state(
         &self,
