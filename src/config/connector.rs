@@ -785,7 +785,8 @@ fn validate_converter(
 ///
 /// Deliberate difference: a connector key sent as `null` keeps its `Null value …` error
 /// (Kafka loses it when the connector's own result for that key replaces the framework's).
-/// Client overrides (`producer.override.*` …) are not validated: there are no Kafka clients.
+/// Client overrides (`producer.override.*` …) are not validated here: only the Kafka connectors have
+/// clients, and they check their own security settings (through `connector_errors`).
 pub fn validate_connector_config(
     connector_class_as_given: &str,
     kind: ConnectorType,

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use rdkafka::client::ClientContext;
 use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::error::KafkaError;
+use rdkafka::types::RDKafkaErrorCode;
 
+use super::security::{self, Files, SecurityError};
 use crate::connectors::Props;
 
 /// Plain (unprefixed) producer keys the Kafka sink accepts in its own config.
@@ -65,11 +67,40 @@ fn translate(key: &str) -> &str {
     }
 }
 
-/// Builds a librdkafka config from `(key, value)` settings applied in order (later ones win).
+/// Builds a librdkafka config from `(key, value)` settings applied in order (later ones win), with the Java
+/// client's security keys translated (see [`super::security`]); files named by them are read to tell their
+/// format. The error names the key librdkafka could not be given.
 pub fn client_config<'a>(
     what: &str,
     settings: impl IntoIterator<Item = (&'a str, &'a str)>,
-) -> ClientConfig {
+) -> Result<ClientConfig, SecurityError> {
+    let mut merged = merge(what, settings);
+    for key in security::translate(&mut merged, Files::Read)? {
+        tracing::info!(
+            key = %key,
+            "The {what} setting '{key}' has no meaning for librdkafka and is not used."
+        );
+    }
+    let mut config = ClientConfig::new();
+    for (k, v) in merged {
+        config.set(k, v);
+    }
+    config.set_log_level(RDKafkaLogLevel::Warning);
+    Ok(config)
+}
+
+/// Checks what [`client_config`] would refuse, without opening any file (for validation).
+pub fn check_settings<'a>(
+    what: &str,
+    settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<(), SecurityError> {
+    security::translate(&mut merge(what, settings), Files::Skip).map(drop)
+}
+
+fn merge<'a>(
+    what: &str,
+    settings: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> BTreeMap<String, String> {
     let mut merged: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in settings {
         if JAVA_ONLY.contains(&k) {
@@ -81,12 +112,7 @@ pub fn client_config<'a>(
         }
         merged.insert(translate(k).to_string(), v.to_string());
     }
-    let mut config = ClientConfig::new();
-    for (k, v) in merged {
-        config.set(k, v);
-    }
-    config.set_log_level(RDKafkaLogLevel::Warning);
-    config
+    merged
 }
 
 /// The producer settings of a Kafka sink config: `bootstrap.servers`, the plain keys of [`PRODUCER_KEYS`]
@@ -151,22 +177,82 @@ pub fn mirror_consumer_settings(config: &Props) -> Vec<(&str, &str)> {
     out
 }
 
-/// What a client last complained about (shown in the task's status while deliveries fail).
+/// What a client last complained about (shown in the task's status while deliveries fail), and whether
+/// the cluster refused it outright.
 #[derive(Clone, Debug, Default)]
-pub struct LastError(Arc<Mutex<Option<String>>>);
+pub struct LastError(Arc<Mutex<Complaints>>);
+
+#[derive(Debug, Default)]
+struct Complaints {
+    last: Option<String>,
+    /// The last error-level line librdkafka logged: it has the broker's own words.
+    last_logged: Option<String>,
+    refused: Option<String>,
+}
 
 impl LastError {
     /// The last error, if any since the last [`LastError::clear`].
     pub fn get(&self) -> Option<String> {
-        self.0.lock().expect("last error lock").clone()
+        self.lock().last.clone()
     }
     /// Forgets it (after a success).
     pub fn clear(&self) {
-        *self.0.lock().expect("last error lock") = None;
+        self.lock().last = None;
     }
-    fn set(&self, message: String) {
-        *self.0.lock().expect("last error lock") = Some(message);
+    /// Why the cluster refused this client (authentication failed, or TLS could not be set up), if it
+    /// did: not an outage, so waiting does not help. The task fails, as Kafka's clients fail on
+    /// `SaslAuthenticationException` and `SslAuthenticationException`.
+    pub fn refused(&self) -> Option<String> {
+        self.lock().refused.clone()
     }
+    /// Records that the client saw `code`; a refusal is described by librdkafka's last logged error.
+    pub fn saw(&self, code: RDKafkaErrorCode) {
+        if let Some(kind) = refusal(code) {
+            let mut c = self.lock();
+            let detail = c.last_logged.clone().unwrap_or_else(|| code.to_string());
+            c.refused = Some(format!("{kind}: {detail}"));
+        }
+    }
+    fn logged(&self, message: &str) {
+        // librdkafka starts its lines with the thread's name: "[thrd:ssl://host:port/bootstrap]: ".
+        let message = message
+            .strip_prefix("[thrd:")
+            .and_then(|rest| rest.split_once("]: "))
+            .map_or(message, |(_, text)| text);
+        self.lock().last_logged = Some(message.to_string());
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Complaints> {
+        self.0.lock().expect("last error lock")
+    }
+}
+
+const TLS_REFUSED: &str = "The TLS connection to the Kafka cluster failed";
+
+/// The error codes with which librdkafka reports that a cluster refused the client, not that it is
+/// unreachable (a disconnect during a TLS handshake is reported as a transport error, not as these).
+fn refusal(code: RDKafkaErrorCode) -> Option<&'static str> {
+    match code {
+        RDKafkaErrorCode::Authentication => Some("Authentication to the Kafka cluster failed"),
+        RDKafkaErrorCode::SSL => Some(TLS_REFUSED),
+        _ => None,
+    }
+}
+
+/// A transport failure that is the broker's TLS refusal: with TLS 1.3 a broker rejects the client's
+/// certificate (or its lack of one) after the client finished its handshake, so librdkafka reports the
+/// broker's alert on the first read, as a transport error ("Receive failed: ... SSL routines::tlsv13
+/// alert certificate required"). Alerts of other kinds, and plain disconnects, stay outages.
+fn tls_alert_refusal(reason: &str) -> bool {
+    const REFUSALS: &[&str] = &[
+        "alert certificate",
+        "alert bad certificate",
+        "alert unknown ca",
+        "alert unsupported certificate",
+        "alert handshake failure",
+        "alert protocol version",
+        "alert access denied",
+    ];
+    reason.contains("SSL routines::") && REFUSALS.iter().any(|r| reason.contains(r))
 }
 
 /// A client context that logs through tracing and remembers the last error.
@@ -185,6 +271,7 @@ impl ClientContext for Context {
             | RDKafkaLogLevel::Alert
             | RDKafkaLogLevel::Critical
             | RDKafkaLogLevel::Error => {
+                self.last_error.logged(log_message);
                 tracing::error!(connector = %self.connector, facility = fac, "librdkafka: {log_message}")
             }
             RDKafkaLogLevel::Warning => {
@@ -201,7 +288,19 @@ impl ClientContext for Context {
 
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(connector = %self.connector, %error, "Kafka client error: {reason}");
-        self.last_error.set(format!("{error}: {reason}"));
+        let code = error.rdkafka_error_code();
+        let mut c = self.last_error.lock();
+        // "1/1 brokers are down" sums up the error before it, which says more.
+        if code != Some(RDKafkaErrorCode::AllBrokersDown) || c.last.is_none() {
+            c.last = Some(format!("{error}: {reason}"));
+        }
+        let kind = code.and_then(refusal).or_else(|| {
+            (code == Some(RDKafkaErrorCode::BrokerTransportFailure) && tls_alert_refusal(reason))
+                .then_some(TLS_REFUSED)
+        });
+        if let Some(kind) = kind {
+            c.refused = Some(format!("{kind}: {reason}"));
+        }
     }
 }
 
@@ -231,8 +330,70 @@ mod tests {
         assert!(s.contains(&("ssl.ca.location", "/ca.pem")));
         assert_eq!(s.iter().rev().find(|(k, _)| *k == "acks").unwrap().1, "all");
         assert!(!s.iter().any(|(k, _)| *k == "topics" || *k == "tasks.max"));
-        let c = client_config("producer", s);
+        let c = client_config("producer", s).unwrap();
         assert_eq!(c.get("acks"), Some("all"));
+    }
+
+    #[test]
+    fn refusals_are_told_from_outages_and_keep_librdkafkas_words() {
+        let context = Context::default();
+        context.log(
+            RDKafkaLogLevel::Error,
+            "FAIL",
+            "[thrd:sasl_ssl://k:9093/bootstrap]: sasl_ssl://k:9093/bootstrap: SASL authentication error: Authentication failed",
+        );
+        for code in [
+            RDKafkaErrorCode::BrokerTransportFailure,
+            RDKafkaErrorCode::AllBrokersDown,
+            RDKafkaErrorCode::MessageTimedOut,
+        ] {
+            context.last_error.saw(code);
+            assert_eq!(context.last_error.refused(), None, "{code:?}");
+        }
+        context.last_error.saw(RDKafkaErrorCode::Authentication);
+        assert_eq!(
+            context.last_error.refused().as_deref(),
+            Some("Authentication to the Kafka cluster failed: sasl_ssl://k:9093/bootstrap: SASL authentication error: Authentication failed")
+        );
+        let producer_side = Context::default();
+        producer_side.error(
+            KafkaError::Global(RDKafkaErrorCode::SSL),
+            "ssl://k:9093/bootstrap: SSL handshake failed: certificate verify failed",
+        );
+        assert!(producer_side
+            .last_error
+            .refused()
+            .unwrap()
+            .starts_with("The TLS connection to the Kafka cluster failed: ssl://k:9093"));
+
+        // TLS 1.3: the broker's refusal of the client certificate arrives as a transport failure.
+        let outage = Context::default();
+        outage.error(
+            KafkaError::Global(RDKafkaErrorCode::BrokerTransportFailure),
+            "ssl://k:9093/bootstrap: Connection refused (after 0ms in state CONNECT)",
+        );
+        outage.error(
+            KafkaError::Global(RDKafkaErrorCode::AllBrokersDown),
+            "1/1 brokers are down",
+        );
+        assert_eq!(outage.last_error.refused(), None);
+        assert!(
+            outage
+                .last_error
+                .get()
+                .unwrap()
+                .contains("Connection refused"),
+            "the summary does not hide the cause"
+        );
+        outage.error(
+            KafkaError::Global(RDKafkaErrorCode::BrokerTransportFailure),
+            "ssl://k:9093/bootstrap: Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required: SSL alert number 116",
+        );
+        assert!(outage
+            .last_error
+            .refused()
+            .unwrap()
+            .contains("alert certificate required"));
     }
 
     #[test]
@@ -245,7 +406,7 @@ mod tests {
             ("consumer.poll.timeout.ms", "10"),
             ("source.cluster.key.deserializer", "x"),
         ]);
-        let c = client_config("consumer", mirror_consumer_settings(&p));
+        let c = client_config("consumer", mirror_consumer_settings(&p)).unwrap();
         assert_eq!(c.get("bootstrap.servers"), Some("src:9092"));
         assert_eq!(c.get("fetch.min.bytes"), Some("2"));
         assert_eq!(c.get("alias"), None);

@@ -201,6 +201,9 @@ impl ClientContext for MirrorContext {
 
 impl ConsumerContext for MirrorContext {}
 
+/// How many queued consumer events are read, at most, after a failed metadata request.
+const QUEUED_EVENTS: usize = 256;
+
 /// FNV-1a, for a stable share of partitions among tasks.
 fn share(topic: &str, partition: i32, count: u32) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -253,6 +256,36 @@ impl Default for MirrorSourceTask {
 }
 
 impl MirrorSourceTask {
+    /// Fails the task when the source cluster refused the consumer (credentials or TLS), which waiting
+    /// does not mend; the stored offsets are untouched.
+    fn check_refused(&self) -> Result<(), TaskError> {
+        let Some(consumer) = self.consumer.as_ref() else {
+            return Ok(());
+        };
+        match consumer.context().0.last_error.refused() {
+            Some(why) => Err(TaskError::Fatal(format!(
+                "{why}. Correct the source cluster's client settings (source.cluster.security.protocol, source.cluster.sasl.*, source.cluster.ssl.*) and restart the task."
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The client's last error, for retriable errors' messages.
+    fn cause(&self) -> String {
+        self.consumer
+            .as_ref()
+            .and_then(|c| c.context().0.last_error.get())
+            .map(|e| format!("; last client error: {e}"))
+            .unwrap_or_default()
+    }
+
+    /// Notes a consumer error's code, so that a refusal fails the task.
+    fn saw(&self, error: &KafkaError) {
+        if let (Some(consumer), Some(code)) = (self.consumer.as_ref(), error.rdkafka_error_code()) {
+            consumer.context().0.last_error.saw(code);
+        }
+    }
+
     fn wanted(&self, topic: &str) -> bool {
         self.include.iter().any(|r| r.is_match(topic))
             && !self.exclude.iter().any(|r| r.is_match(topic))
@@ -268,8 +301,9 @@ impl MirrorSourceTask {
             .fetch_metadata(None, Duration::from_secs(5))
             .map_err(|e| {
                 TaskError::Retriable(format!(
-                    "Could not list the topics of source cluster {}: {e}",
-                    self.alias
+                    "Could not list the topics of source cluster {}: {e}{}",
+                    self.alias,
+                    self.cause()
                 ))
             })?;
         let mut new = TopicPartitionList::new();
@@ -370,6 +404,7 @@ impl SourceTask for MirrorSourceTask {
             .find(|(k, _)| *k == "auto.offset.reset")
             .is_none_or(|(_, v)| matches!(v.trim(), "earliest" | "smallest" | "beginning"));
         let consumer: BaseConsumer<MirrorContext> = client::client_config("consumer", settings)
+            .map_err(|e| TaskError::Fatal(e.message))?
             .create_with_context(MirrorContext(Context {
                 connector: name,
                 last_error: Default::default(),
@@ -390,6 +425,19 @@ impl SourceTask for MirrorSourceTask {
             if let Err(e) = self.refresh_assignment(context) {
                 if first {
                     self.last_refresh = None;
+                }
+                if self.assigned.is_empty() {
+                    // Nothing is assigned, so the consumer's queue holds no records: read what it holds
+                    // without waiting, since a refused connection shows there and not in the failed
+                    // metadata request. Log lines come back as `None` too, hence a bounded count.
+                    if let Some(consumer) = self.consumer.as_ref() {
+                        for _ in 0..QUEUED_EVENTS {
+                            if let Some(Err(error)) = consumer.poll(Duration::ZERO) {
+                                self.saw(&error);
+                            }
+                        }
+                    }
+                    self.check_refused()?;
                 }
                 return Err(e);
             }
@@ -412,6 +460,15 @@ impl SourceTask for MirrorSourceTask {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::warn!(alias = %self.alias, error = %e, "Error while consuming from the source cluster.");
+                    self.saw(&e);
+                    if out.is_empty() {
+                        self.check_refused()?;
+                        return Err(TaskError::Retriable(format!(
+                            "Consuming from source cluster {} failed: {e}{}",
+                            self.alias,
+                            self.cause()
+                        )));
+                    }
                     break;
                 }
             };
@@ -444,6 +501,9 @@ impl SourceTask for MirrorSourceTask {
                     headers,
                 },
             });
+        }
+        if out.is_empty() {
+            self.check_refused()?;
         }
         Ok(out)
     }

@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod mirror;
+pub mod security;
 pub mod sink;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,32 @@ pub const POLL_TIMEOUT: &str = "consumer.poll.timeout.ms";
 pub const TASK_INDEX: &str = "task.index";
 /// Set by the connector in each task config: how many tasks share the partitions.
 pub const TASK_COUNT: &str = "task.count";
+
+/// The keys that have values.
+fn present(config: &BTreeMap<String, Option<String>>) -> Props {
+    config
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect()
+}
+
+/// A validation error for a client setting refused by [`client::check_settings`], reported on the
+/// connector key it came from: the first of `prefixes` (highest precedence first) under which it is set.
+fn client_setting_errors(
+    config: &Props,
+    checked: Result<(), security::SecurityError>,
+    prefixes: &[&str],
+) -> Vec<(String, String)> {
+    let Err(e) = checked else {
+        return Vec::new();
+    };
+    let key = prefixes
+        .iter()
+        .map(|p| format!("{p}{}", e.key))
+        .find(|k| config.contains_key(k))
+        .unwrap_or(e.key);
+    vec![(key, e.message)]
+}
 
 fn byte_array_converters(key: &str) -> Option<&'static str> {
     match key {
@@ -105,6 +132,11 @@ impl ConnectorPlugin for KafkaSink {
                 )
                 .validator(Validator::OneOf(vec!["keep", "key"])),
             )
+    }
+    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+        let props = present(config);
+        let checked = client::check_settings("producer", client::producer_settings(&props));
+        client_setting_errors(&props, checked, &["producer.override.", ""])
     }
     fn default_converter(&self, key: &str) -> Option<&'static str> {
         byte_array_converters(key)
@@ -208,11 +240,13 @@ impl ConnectorPlugin for MirrorSource {
             ))
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        let mut errors = Vec::new();
-        let props: Props = config
-            .iter()
-            .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
-            .collect();
+        let props = present(config);
+        let checked = client::check_settings("consumer", client::mirror_consumer_settings(&props));
+        let mut errors = client_setting_errors(
+            &props,
+            checked,
+            &["source.consumer.", "consumer.", "source.cluster."],
+        );
         if let Err(e) = mirror::ReplicationPolicy::from_config(&props) {
             errors.push((POLICY_CLASS.to_string(), e));
         }

@@ -116,6 +116,7 @@ impl KafkaSinkTask {
         ];
         settings.extend(client::producer_settings(&self.config));
         let producer: BaseProducer<SinkContext> = client::client_config("producer", settings)
+            .map_err(|e| TaskError::Fatal(e.message))?
             .create_with_context(context)
             .map_err(|e| TaskError::fatal(format!("Could not create the Kafka producer: {e}")))?;
         self.producer = Some(producer);
@@ -129,6 +130,21 @@ impl KafkaSinkTask {
             .deliveries
             .lock()
             .expect("deliveries lock")
+    }
+
+    /// Fails the task when the cluster refused the producer (credentials or TLS): retrying cannot help, and
+    /// nothing is lost, since offsets are committed only for acknowledged records.
+    fn check_refused(&self) -> Result<(), TaskError> {
+        match self
+            .context
+            .as_ref()
+            .and_then(|c| c.client.last_error.refused())
+        {
+            Some(why) => Err(TaskError::Fatal(format!(
+                "{why}. Correct the client settings (security.protocol, sasl.*, ssl.*) and restart the task; the records not yet delivered stay in the local log."
+            ))),
+            None => Ok(()),
+        }
     }
 
     fn cause(&self) -> String {
@@ -164,6 +180,7 @@ impl SinkTask for KafkaSinkTask {
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
+        self.check_refused()?;
         if self.deliveries().failed > 0 {
             // An earlier delivery failed: the next flush reports it and the worker rewinds to the last
             // committed offsets, so these records are delivered again then, in order.
@@ -211,6 +228,7 @@ impl SinkTask for KafkaSinkTask {
                     Ok(()) => break,
                     Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), back)) => {
                         if Instant::now() >= deadline {
+                            self.check_refused()?;
                             return Err(TaskError::Retriable(format!(
                                 "The Kafka producer's queue stayed full for {} ms: the cluster is not taking records{}",
                                 QUEUE_WAIT.as_millis(),
@@ -263,6 +281,7 @@ impl SinkTask for KafkaSinkTask {
             }
             producer.poll(Duration::from_millis(20));
         }
+        self.check_refused()?;
         let (failed, pending) = {
             let d = self.deliveries();
             (d.failed, d.pending)
