@@ -54,6 +54,8 @@ fn poll_loop(
     context: &Context<'_>,
 ) -> Result<(), StageError> {
     let track_topics = rt.worker.topic_tracking_enable;
+    // Whether the status shows the trace of a retriable poll error, cleared by the next good poll.
+    let mut retrying = false;
     loop {
         match rt.control.mode() {
             Mode::Stop => return Ok(()),
@@ -70,9 +72,22 @@ fn poll_loop(
             rt.report(State::Running, None);
         }
         let records = match task.poll(context) {
-            Ok(r) => r,
+            Ok(r) => {
+                if retrying {
+                    rt.report(State::Running, None);
+                    retrying = false;
+                }
+                r
+            }
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in poll; trying again.");
+                // RUNNING with a trace saying why nothing comes, as a sink shows a failing flush.
+                let error = TaskError::Retriable(message);
+                rt.report(
+                    State::Running,
+                    Some(super::trace_of("SourceTask.poll", &error)),
+                );
+                retrying = true;
                 rt.control.wait(Duration::from_secs(1));
                 continue;
             }
