@@ -8,53 +8,18 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair};
 use serde_json::{json, Value as Json};
 use tokio::sync::oneshot;
 
 use liteconnect::RunError;
 
+use crate::common::certs::Ca;
 use crate::common::*;
 
 const BASIC_AUTH: &str =
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension";
 const LOGIN_MODULE: &str =
     "org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule";
-
-// ----- certificates ------------------------------------------------------------------------------------
-
-struct Ca {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-}
-
-impl Ca {
-    fn new(name: &str) -> Ca {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        Ca {
-            issuer: CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap(),
-        }
-    }
-
-    fn pem(&self) -> String {
-        self.issuer.pem()
-    }
-
-    /// A leaf certificate for `names`: (certificate PEM, private key PEM).
-    fn leaf(&self, names: &[&str]) -> (String, String) {
-        let mut params =
-            CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-                .unwrap();
-        params.distinguished_name.push(
-            DnType::CommonName,
-            names.first().copied().unwrap_or("client"),
-        );
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.issuer).unwrap();
-        (cert.pem(), key.serialize_pem())
-    }
-}
 
 fn client_trusting(ca: &Ca) -> reqwest::Client {
     reqwest::Client::builder()

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod certs;
+
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::io::{BufRead, BufReader};
