@@ -18,24 +18,29 @@ use serde_json::{json, Value as Json};
 use crate::common::{self, append_lines, lines, tempdir, wait_until, TestWorker};
 
 /// Outages and a restart take longer than one ordinary condition.
-const LONG: Duration = Duration::from_secs(90);
+pub(crate) const LONG: Duration = Duration::from_secs(90);
 
 /// One record read back from Kafka.
 #[derive(Clone, Debug)]
-struct Got {
-    partition: i32,
-    key: Option<Vec<u8>>,
-    value: String,
-    headers: Vec<(String, Option<Vec<u8>>)>,
-    timestamp: Option<i64>,
+pub(crate) struct Got {
+    pub(crate) partition: i32,
+    pub(crate) key: Option<Vec<u8>>,
+    pub(crate) value: String,
+    pub(crate) headers: Vec<(String, Option<Vec<u8>>)>,
+    pub(crate) timestamp: Option<i64>,
 }
 
-fn consumer(bootstrap: &str) -> BaseConsumer {
-    ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "liteconnect-test-reader")
-        .set("enable.auto.commit", "false")
-        .set("enable.partition.eof", "false")
+/// A reading consumer; `client` settings use the Java client's keys, translated as the connectors do.
+fn consumer(bootstrap: &str, client: &[(String, String)]) -> BaseConsumer {
+    let mut settings = vec![
+        ("bootstrap.servers", bootstrap),
+        ("group.id", "liteconnect-test-reader"),
+        ("enable.auto.commit", "false"),
+        ("enable.partition.eof", "false"),
+    ];
+    settings.extend(client.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    liteconnect::connectors::kafka::client::client_config("consumer", settings)
+        .expect("client settings")
         .create()
         .expect("consumer")
 }
@@ -44,12 +49,13 @@ fn consumer(bootstrap: &str) -> BaseConsumer {
 /// `deadline` passes; returns what was read (callers assert on it).
 fn read_topic(
     bootstrap: &str,
+    client: &[(String, String)],
     topic: &str,
     partitions: i32,
     deadline: Duration,
     until: impl Fn(&[Got]) -> bool,
 ) -> Vec<Got> {
-    let c = consumer(bootstrap);
+    let c = consumer(bootstrap, client);
     let mut tpl = TopicPartitionList::new();
     for p in 0..partitions {
         tpl.add_partition_offset(topic, p, Offset::Beginning)
@@ -83,22 +89,34 @@ fn read_topic(
     got
 }
 
-async fn read_topic_async(
+pub(crate) async fn read_topic_async(
     bootstrap: &str,
     topic: &str,
     partitions: i32,
     deadline: Duration,
     until: impl Fn(&[Got]) -> bool + Send + 'static,
 ) -> Vec<Got> {
+    read_topic_with(bootstrap, Vec::new(), topic, partitions, deadline, until).await
+}
+
+/// [`read_topic_async`] with client settings (security) for the reading consumer.
+async fn read_topic_with(
+    bootstrap: &str,
+    client: Vec<(String, String)>,
+    topic: &str,
+    partitions: i32,
+    deadline: Duration,
+    until: impl Fn(&[Got]) -> bool + Send + 'static,
+) -> Vec<Got> {
     let (b, t) = (bootstrap.to_string(), topic.to_string());
-    tokio::task::spawn_blocking(move || read_topic(&b, &t, partitions, deadline, until))
+    tokio::task::spawn_blocking(move || read_topic(&b, &client, &t, partitions, deadline, until))
         .await
         .unwrap()
 }
 
 /// Counts of what arrived: (distinct lines among `expected`, duplicates), and whether the first
 /// occurrences came in order.
-fn tally(got: &[Got], expected: &[String]) -> (usize, usize, bool) {
+pub(crate) fn tally(got: &[Got], expected: &[String]) -> (usize, usize, bool) {
     let index: BTreeMap<&str, usize> = expected
         .iter()
         .enumerate()
@@ -125,11 +143,16 @@ fn tally(got: &[Got], expected: &[String]) -> (usize, usize, bool) {
     (seen.iter().filter(|s| **s).count(), dups, ordered)
 }
 
-fn numbered(prefix: &str, range: std::ops::Range<usize>) -> Vec<String> {
+pub(crate) fn numbered(prefix: &str, range: std::ops::Range<usize>) -> Vec<String> {
     range.map(|i| format!("{prefix}-{i:06}")).collect()
 }
 
-fn kafka_sink(name: &str, bootstrap: &str, topics: &str, extra: &[(&str, &str)]) -> Json {
+pub(crate) fn kafka_sink(
+    name: &str,
+    bootstrap: &str,
+    topics: &str,
+    extra: &[(&str, &str)],
+) -> Json {
     let mut config = json!({
         "connector.class": "KafkaSink",
         "tasks.max": "1",
@@ -148,24 +171,24 @@ fn source_with_batch(name: &str, file: &Path, topic: &str, batch: &str) -> Json 
     s
 }
 
-async fn create(w: &TestWorker, body: Json) {
+pub(crate) async fn create(w: &TestWorker, body: Json) {
     let (s, b) = w.post("/connectors", body).await;
     assert_eq!(s, 201, "{b}");
 }
 
 /// The first task's trace, if any.
-async fn task_trace(w: &TestWorker, name: &str) -> Option<String> {
+pub(crate) async fn task_trace(w: &TestWorker, name: &str) -> Option<String> {
     w.status(name).await["tasks"][0]["trace"]
         .as_str()
         .map(str::to_string)
 }
 
-fn mock() -> MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
+pub(crate) fn mock() -> MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
     MockCluster::new(1).expect("mock cluster")
 }
 
 /// Reads a number from the worker's database (read-only, alongside the running worker).
-fn db_number(db: &Path, sql: &str) -> i64 {
+pub(crate) fn db_number(db: &Path, sql: &str) -> i64 {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .expect("open db");
@@ -542,6 +565,77 @@ async fn mirror_source_into_the_log_with_mm2_offsets() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirror_source_through_an_outage_shows_why_and_resumes() {
+    let cluster = mock();
+    cluster.create_topic("metrics", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .create()
+        .unwrap();
+    let produce = |values: &[String]| {
+        for v in values {
+            producer
+                .send(BaseRecord::<(), _>::to("metrics").payload(v))
+                .map_err(|(e, _)| e)
+                .unwrap();
+        }
+        producer.flush(Duration::from_secs(30)).unwrap();
+    };
+    let first = numbered("m", 0..50);
+    produce(&first);
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let out = dir.path().join("out.txt");
+    create(
+        &w,
+        json!({"name": "mirror", "config": {
+            "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+            "source.cluster.alias": "src", "source.cluster.bootstrap.servers": bootstrap,
+            "topics": "metrics", "refresh.topics.interval.seconds": "1",
+            "consumer.poll.timeout.ms": "200"}}),
+    )
+    .await;
+    create(&w, common::file_sink("out", &out, "src.metrics")).await;
+    wait_until("50 mirrored lines", || async { lines(&out).len() == 50 }).await;
+
+    cluster.broker_down(1).unwrap();
+    let trace = {
+        let deadline = Instant::now() + LONG;
+        loop {
+            let status = w.status("mirror").await;
+            assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
+            if let Some(t) = status["tasks"][0]["trace"].as_str() {
+                break t.to_string();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no trace while the source cluster is down"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    assert!(trace.contains("RetriableException"), "{trace}");
+    assert!(trace.contains("source cluster src"), "{trace}");
+
+    cluster.broker_up(1).unwrap();
+    let second = numbered("n", 0..50);
+    produce(&second);
+    wait_until("the second 50 mirrored", || async {
+        lines(&out).len() >= 100
+    })
+    .await;
+    let mut expected = first;
+    expected.extend(second);
+    assert_eq!(lines(&out), expected, "each record once, in order");
+    wait_until("the trace to clear once records come again", || async {
+        task_trace(&w, "mirror").await.is_none()
+    })
+    .await;
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn byte_cap_pause_backpressures_the_source_and_loses_nothing() {
     let cluster = mock();
     cluster.create_topic("capped", 1, 1).unwrap();
@@ -718,9 +812,19 @@ async fn real_broker_round_trip() {
         eprintln!(
             "\n*** real_broker_round_trip: SKIPPED — no real Kafka broker configured.\n\
              *** Run it with: LITECONNECT_KAFKA_BOOTSTRAP=localhost:9092 cargo test --test it kafka::real_broker_round_trip -- --nocapture\n\
-             *** (the broker must allow topic auto-creation, or have a topic named liteconnect-it-<pid>).\n"
+             *** (the broker must allow topic auto-creation, or have a topic named liteconnect-it-<pid>).\n\
+             *** For a TLS or SASL listener, add LITECONNECT_KAFKA_CLIENT_PROPERTIES=<a Java client properties\n\
+             *** file with security.protocol, sasl.*, ssl.*>: the sink and the test's reader both use it.\n"
         );
         return;
+    };
+    // A secured broker's client settings, with the Java client's keys (translated as the connectors do).
+    let client: Vec<(String, String)> = match std::env::var("LITECONNECT_KAFKA_CLIENT_PROPERTIES") {
+        Ok(path) => liteconnect::config::properties::parse_properties(
+            &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}")),
+        )
+        .unwrap_or_else(|e| panic!("{path}: {e}")),
+        Err(_) => Vec::new(),
     };
     let topic = format!("liteconnect-it-{}", std::process::id());
     let dir = tempdir();
@@ -729,9 +833,13 @@ async fn real_broker_round_trip() {
     let expected = numbered("real", 0..1000);
     append_lines(&input, expected.clone());
     create(&w, common::file_source("src", &input, &topic)).await;
-    create(&w, kafka_sink("sink", &bootstrap, &topic, &[])).await;
+    let extra: Vec<(&str, &str)> = client
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    create(&w, kafka_sink("sink", &bootstrap, &topic, &extra)).await;
     let exp = expected.clone();
-    let got = read_topic_async(&bootstrap, &topic, 1, LONG, move |g| {
+    let got = read_topic_with(&bootstrap, client.clone(), &topic, 1, LONG, move |g| {
         tally(g, &exp).0 == exp.len()
     })
     .await;

@@ -6,6 +6,7 @@ mod concurrency;
 mod errors;
 mod faults;
 mod kafka;
+mod kafka_security;
 mod kip980;
 mod lifecycle;
 mod migrate;

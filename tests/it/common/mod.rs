@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod kafka_gate;
 
 use std::collections::BTreeMap;
 use std::future::Future;
