@@ -192,9 +192,29 @@ fn declared_type(settings: &mut BTreeMap<String, String>, key: &str) -> Option<S
         .filter(|t| !t.is_empty())
 }
 
-/// A value still holding a config provider placeholder (only seen when validating).
-fn unresolved(value: &str) -> bool {
-    value.contains("${")
+/// The format of the store file at `path` (named by `key`, a `what` store): as declared when that says
+/// PEM, else as its bytes say when files are read, else as declared. `None`: cannot be told (nothing is
+/// read, or the path still holds a config provider placeholder, which only validation sees).
+fn store_format_of(
+    key: &str,
+    what: &str,
+    declared: Option<&str>,
+    path: &str,
+    files: Files,
+) -> Result<Option<StoreFormat>, SecurityError> {
+    Ok(match (declared, files) {
+        (Some("PEM"), _) => Some(StoreFormat::Pem),
+        _ if path.contains("${") => None,
+        (_, Files::Read) => Some(store_format(path).map_err(|e| {
+            refuse(
+                key,
+                format!("The {what} store named by {key} cannot be read: {e}"),
+            )
+        })?),
+        (Some("JKS" | "JCEKS"), Files::Skip) => Some(StoreFormat::Java),
+        (Some("PKCS12"), Files::Skip) => Some(StoreFormat::Pkcs12),
+        (_, Files::Skip) => None,
+    })
 }
 
 fn translate_truststore(
@@ -210,19 +230,8 @@ fn translate_truststore(
     let Some(path) = settings.remove(LOCATION) else {
         return Ok(());
     };
-    let format = match (declared.as_deref(), files) {
-        (Some("PEM"), _) => StoreFormat::Pem,
-        _ if unresolved(&path) => StoreFormat::Pem,
-        (_, Files::Read) => store_format(&path).map_err(|e| {
-            refuse(
-                LOCATION,
-                format!("The trust store named by {LOCATION} cannot be read: {e}"),
-            )
-        })?,
-        (Some("JKS" | "JCEKS"), Files::Skip) => StoreFormat::Java,
-        (Some("PKCS12"), Files::Skip) => StoreFormat::Pkcs12,
-        (_, Files::Skip) => StoreFormat::Pem,
-    };
+    let format = store_format_of(LOCATION, "trust", declared.as_deref(), &path, files)?
+        .unwrap_or(StoreFormat::Pem);
     match format {
         StoreFormat::Pem => {
             put_default(settings, "ssl.ca.location", path);
@@ -251,17 +260,8 @@ fn translate_keystore(
     let Some(path) = settings.get(LOCATION).cloned() else {
         return Ok(());
     };
-    let format = match (declared.as_deref(), files) {
-        (Some("PEM"), _) => StoreFormat::Pem,
-        _ if unresolved(&path) => StoreFormat::Pkcs12,
-        (_, Files::Read) => store_format(&path).map_err(|e| {
-            refuse(
-                LOCATION,
-                format!("The key store named by {LOCATION} cannot be read: {e}"),
-            )
-        })?,
-        (_, Files::Skip) => StoreFormat::Pkcs12,
-    };
+    let format = store_format_of(LOCATION, "key", declared.as_deref(), &path, files)?
+        .unwrap_or(StoreFormat::Pkcs12);
     match format {
         // librdkafka's own key, with the same meaning.
         StoreFormat::Pkcs12 => Ok(()),
