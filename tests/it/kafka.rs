@@ -114,6 +114,39 @@ async fn read_topic_with(
         .unwrap()
 }
 
+/// Reads `topic` until every one of `expected` arrived (or the deadline passed).
+pub(crate) async fn read_all(bootstrap: &str, topic: &str, expected: &[String]) -> Vec<Got> {
+    read_all_with(bootstrap, Vec::new(), topic, expected).await
+}
+
+async fn read_all_with(
+    bootstrap: &str,
+    client: Vec<(String, String)>,
+    topic: &str,
+    expected: &[String],
+) -> Vec<Got> {
+    let expected = expected.to_vec();
+    read_topic_with(bootstrap, client, topic, 1, LONG, move |g| {
+        tally(g, &expected).0 == expected.len()
+    })
+    .await
+}
+
+/// Produces `values` to partition-less `topic` and waits until the cluster has them.
+pub(crate) fn produce(bootstrap: &str, topic: &str, values: &[String]) {
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .unwrap();
+    for v in values {
+        producer
+            .send(BaseRecord::<(), _>::to(topic).payload(v))
+            .map_err(|(e, _)| e)
+            .unwrap();
+    }
+    producer.flush(Duration::from_secs(30)).unwrap();
+}
+
 /// Counts of what arrived: (distinct lines among `expected`, duplicates), and whether the first
 /// occurrences came in order.
 pub(crate) fn tally(got: &[Got], expected: &[String]) -> (usize, usize, bool) {
@@ -158,6 +191,22 @@ pub(crate) fn kafka_sink(
         "tasks.max": "1",
         "topics": topics,
         "bootstrap.servers": bootstrap,
+    });
+    for (k, v) in extra {
+        config[*k] = json!(v);
+    }
+    json!({"name": name, "config": config})
+}
+
+/// A MirrorSourceConnector from source cluster `src`, looking for new topics every second.
+pub(crate) fn mirror(name: &str, bootstrap: &str, topics: &str, extra: &[(&str, &str)]) -> Json {
+    let mut config = json!({
+        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        "source.cluster.alias": "src",
+        "source.cluster.bootstrap.servers": bootstrap,
+        "topics": topics,
+        "refresh.topics.interval.seconds": "1",
+        "consumer.poll.timeout.ms": "200",
     });
     for (k, v) in extra {
         config[*k] = json!(v);
@@ -370,11 +419,7 @@ async fn broker_down_and_back_loses_nothing() {
     cluster.broker_up(1).unwrap();
     let mut all = first.clone();
     all.extend(second);
-    let expected = all.clone();
-    let got = read_topic_async(&bootstrap, "out", 1, LONG, move |g| {
-        tally(g, &expected).0 == expected.len()
-    })
-    .await;
+    let got = read_all(&bootstrap, "out", &all).await;
     let (distinct, dups, ordered) = tally(&got, &all);
     eprintln!(
         "outage: {} records in, {} read from Kafka, {distinct} distinct, {dups} duplicates",
@@ -422,11 +467,7 @@ async fn the_binary_killed_mid_delivery_delivers_everything_after_restart() {
 
     let bin = common::start_binary(dir.path(), &[]);
     common::wait_healthy(&client, &bin.url).await;
-    let exp = expected.clone();
-    let got = read_topic_async(&bootstrap, "k9", 1, LONG, move |g| {
-        tally(g, &exp).0 == exp.len()
-    })
-    .await;
+    let got = read_all(&bootstrap, "k9", &expected).await;
     let (distinct, dups, ordered) = tally(&got, &expected);
     eprintln!(
         "kill -9: {} records in, {} in Kafka when killed, {} read after restart, {distinct} distinct, {dups} duplicates",
@@ -472,11 +513,12 @@ async fn mirror_source_into_the_log_with_mm2_offsets() {
     let out = dir.path().join("out.txt");
     create(
         &w,
-        json!({"name": "mirror", "config": {
-            "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-            "source.cluster.alias": "src", "source.cluster.bootstrap.servers": bootstrap,
-            "topics": "ord.*", "topics.exclude": "orders-internal",
-            "refresh.topics.interval.seconds": "1", "consumer.poll.timeout.ms": "200"}}),
+        mirror(
+            "mirror",
+            &bootstrap,
+            "ord.*",
+            &[("topics.exclude", "orders-internal")],
+        ),
     )
     .await;
     create(&w, common::file_sink("out", &out, "src.orders")).await;
@@ -569,33 +611,12 @@ async fn mirror_source_through_an_outage_shows_why_and_resumes() {
     let cluster = mock();
     cluster.create_topic("metrics", 1, 1).unwrap();
     let bootstrap = cluster.bootstrap_servers();
-    let producer: BaseProducer = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .create()
-        .unwrap();
-    let produce = |values: &[String]| {
-        for v in values {
-            producer
-                .send(BaseRecord::<(), _>::to("metrics").payload(v))
-                .map_err(|(e, _)| e)
-                .unwrap();
-        }
-        producer.flush(Duration::from_secs(30)).unwrap();
-    };
     let first = numbered("m", 0..50);
-    produce(&first);
+    produce(&bootstrap, "metrics", &first);
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
     let out = dir.path().join("out.txt");
-    create(
-        &w,
-        json!({"name": "mirror", "config": {
-            "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-            "source.cluster.alias": "src", "source.cluster.bootstrap.servers": bootstrap,
-            "topics": "metrics", "refresh.topics.interval.seconds": "1",
-            "consumer.poll.timeout.ms": "200"}}),
-    )
-    .await;
+    create(&w, mirror("mirror", &bootstrap, "metrics", &[])).await;
     create(&w, common::file_sink("out", &out, "src.metrics")).await;
     wait_until("50 mirrored lines", || async { lines(&out).len() == 50 }).await;
 
@@ -620,7 +641,7 @@ async fn mirror_source_through_an_outage_shows_why_and_resumes() {
 
     cluster.broker_up(1).unwrap();
     let second = numbered("n", 0..50);
-    produce(&second);
+    produce(&bootstrap, "metrics", &second);
     wait_until("the second 50 mirrored", || async {
         lines(&out).len() >= 100
     })
@@ -680,11 +701,7 @@ async fn byte_cap_pause_backpressures_the_source_and_loses_nothing() {
     eprintln!("byte cap (pause): {stored} records ({bytes} bytes) stored while the cluster was down, cap 3000");
 
     cluster.broker_up(1).unwrap();
-    let exp = expected.clone();
-    let got = read_topic_async(&bootstrap, "capped", 1, LONG, move |g| {
-        tally(g, &exp).0 == exp.len()
-    })
-    .await;
+    let got = read_all(&bootstrap, "capped", &expected).await;
     let (distinct, dups, ordered) = tally(&got, &expected);
     eprintln!("byte cap (pause): 400 in, {distinct} distinct out, {dups} duplicates");
     assert_eq!(distinct, 400, "nothing dropped");
@@ -743,11 +760,7 @@ async fn byte_cap_drop_oldest_keeps_the_newest_records() {
 
     cluster.broker_up(1).unwrap();
     let kept: Vec<String> = expected[first_kept as usize..].to_vec();
-    let k = kept.clone();
-    let got = read_topic_async(&bootstrap, "dropped", 1, LONG, move |g| {
-        tally(g, &k).0 == k.len()
-    })
-    .await;
+    let got = read_all(&bootstrap, "dropped", &kept).await;
     let (distinct, _, ordered) = tally(&got, &kept);
     assert_eq!(
         distinct,
@@ -838,11 +851,7 @@ async fn real_broker_round_trip() {
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     create(&w, kafka_sink("sink", &bootstrap, &topic, &extra)).await;
-    let exp = expected.clone();
-    let got = read_topic_with(&bootstrap, client.clone(), &topic, 1, LONG, move |g| {
-        tally(g, &exp).0 == exp.len()
-    })
-    .await;
+    let got = read_all_with(&bootstrap, client.clone(), &topic, &expected).await;
     let (distinct, dups, ordered) = tally(&got, &expected);
     eprintln!("real broker {bootstrap}: 1000 in, {distinct} distinct, {dups} duplicates");
     assert_eq!(distinct, 1000);

@@ -8,15 +8,14 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use serde_json::{json, Value as Json};
 
 use crate::common::certs::Ca;
 use crate::common::kafka_gate::{GateTls, KafkaGate, SaslUser};
 use crate::common::{self, append_lines, lines, tempdir, wait_until, TestWorker};
 use crate::kafka::{
-    create, db_number, kafka_sink, mock, numbered, read_topic_async, tally, task_trace, LONG,
+    create, db_number, kafka_sink, mirror, mock, numbered, produce, read_all, read_topic_async,
+    tally, task_trace, LONG,
 };
 
 const PLAIN: &str = "org.apache.kafka.common.security.plain.PlainLoginModule";
@@ -47,35 +46,6 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 fn jaas(module: &str, name: &str, password: &str) -> String {
     format!(r#"{module} required username="{name}" password="{password}";"#)
-}
-
-fn mirror(name: &str, bootstrap: &str, topics: &str, extra: &[(&str, &str)]) -> Json {
-    let mut config = json!({
-        "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
-        "source.cluster.alias": "src",
-        "source.cluster.bootstrap.servers": bootstrap,
-        "topics": topics,
-        "refresh.topics.interval.seconds": "1",
-        "consumer.poll.timeout.ms": "200",
-    });
-    for (k, v) in extra {
-        config[*k] = json!(v);
-    }
-    json!({"name": name, "config": config})
-}
-
-fn produce(bootstrap: &str, topic: &str, values: &[String]) {
-    let producer: BaseProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .unwrap();
-    for v in values {
-        producer
-            .send(BaseRecord::<(), _>::to(topic).payload(v))
-            .map_err(|(e, _)| e)
-            .unwrap();
-    }
-    producer.flush(Duration::from_secs(10)).unwrap();
 }
 
 async fn worker_with_file_provider(dir: &Path) -> TestWorker {
@@ -114,8 +84,9 @@ async fn sasl_ssl_plain_with_java_keys_and_a_secret_from_a_file_provider() {
     );
     let w = worker_with_file_provider(dir.path()).await;
     let input = dir.path().join("in.txt");
-    let expected = numbered("tls", 0..2000);
+    let expected = numbered("tls", 0..20_000);
     append_lines(&input, expected.clone());
+    let started = Instant::now();
     create(&w, common::file_source("src", &input, "lines")).await;
     let password = format!("${{file:{secrets}:kafka.password}}");
     create(
@@ -140,6 +111,12 @@ async fn sasl_ssl_plain_with_java_keys_and_a_secret_from_a_file_provider() {
         g.len() >= n
     })
     .await;
+    let elapsed = started.elapsed();
+    eprintln!(
+        "kafka sink over SASL_SSL (PLAIN) through the test gate: {n} records from a file through the log to the mock cluster in {:.2} s ({:.0} records/s)",
+        elapsed.as_secs_f64(),
+        n as f64 / elapsed.as_secs_f64()
+    );
     let (distinct, dups, ordered) = tally(&got, &expected);
     assert_eq!((distinct, dups, ordered), (n, 0, true));
     // It went through TLS and SASL with the password from the file.
@@ -488,11 +465,7 @@ async fn an_outage_over_tls_keeps_the_task_running_and_loses_nothing() {
     cluster.broker_up(1).unwrap();
     let mut all = first;
     all.extend(second);
-    let expected = all.clone();
-    let got = read_topic_async(&bootstrap, "out", 1, LONG, move |g| {
-        tally(g, &expected).0 == expected.len()
-    })
-    .await;
+    let got = read_all(&bootstrap, "out", &all).await;
     let (distinct, _dups, ordered) = tally(&got, &all);
     assert_eq!(distinct, all.len(), "nothing lost");
     assert!(ordered);
@@ -527,17 +500,6 @@ async fn validation_names_the_security_key_librdkafka_cannot_take() {
         "producer.override.ssl.truststore.type": "JKS",
         "producer.override.ssl.truststore.location": "/etc/kafka/truststore.jks",
     });
-    let (s, b) = w
-        .put(
-            "/connector-plugins/liteconnect.kafka.KafkaSinkConnector/config/validate",
-            sink.clone(),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    assert_eq!(b["error_count"], 1, "{b}");
-    let errors = errors_of(&b, "producer.override.ssl.truststore.location");
-    assert!(errors[0].contains("PEM only"), "{errors:?}");
-
     let mirror = json!({
         "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
         "name": "m", "source.cluster.alias": "a", "source.cluster.bootstrap.servers": "kafka:9093",
@@ -545,29 +507,46 @@ async fn validation_names_the_security_key_librdkafka_cannot_take() {
         "source.cluster.sasl.mechanism": "GSSAPI",
         "source.cluster.sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true keyTab=\"/etc/kafka.keytab\";",
     });
-    let (s, b) = w
-        .put(
-            "/connector-plugins/MirrorSourceConnector/config/validate",
-            mirror.clone(),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    assert_eq!(b["error_count"], 1, "{b}");
-    let errors = errors_of(&b, "source.cluster.sasl.jaas.config");
-    assert!(errors[0].contains("GSSAPI"), "{errors:?}");
+    for (plugin, config, key, expected) in [
+        (
+            "liteconnect.kafka.KafkaSinkConnector",
+            &sink,
+            "producer.override.ssl.truststore.location",
+            "PEM only",
+        ),
+        (
+            "MirrorSourceConnector",
+            &mirror,
+            "source.cluster.sasl.jaas.config",
+            "GSSAPI",
+        ),
+    ] {
+        let (s, b) = w
+            .put(
+                &format!("/connector-plugins/{plugin}/config/validate"),
+                config.clone(),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["error_count"], 1, "{b}");
+        let errors = errors_of(&b, key);
+        assert!(errors[0].contains(expected), "{plugin}: {errors:?}");
+    }
 
     // Creating either is refused with Kafka's message, and nothing is stored.
-    let (s, b) = w
-        .post("/connectors", json!({"name": "s", "config": sink}))
-        .await;
-    assert_eq!(s, 400, "{b}");
-    assert!(
-        b["message"]
-            .as_str()
-            .unwrap()
-            .contains("Connector configuration is invalid"),
-        "{b}"
-    );
+    for (name, config) in [("s", sink), ("m", mirror)] {
+        let (s, b) = w
+            .post("/connectors", json!({"name": name, "config": config}))
+            .await;
+        assert_eq!(s, 400, "{b}");
+        assert!(
+            b["message"]
+                .as_str()
+                .unwrap()
+                .contains("Connector configuration is invalid"),
+            "{b}"
+        );
+    }
     assert_eq!(w.get("/connectors").await.1, json!([]));
     w.stop().await;
 }
