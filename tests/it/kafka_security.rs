@@ -218,9 +218,9 @@ async fn mirror_source_over_mutual_tls_with_a_pem_keystore() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn scram_sha_256_and_512_over_sasl_plaintext() {
+async fn scram_sha_256_and_512_and_unsecured_oauthbearer_over_sasl_plaintext() {
     let cluster = mock();
-    for t in ["events-256", "events-512"] {
+    for t in ["events-256", "events-512", "events-oauth"] {
         cluster.create_topic(t, 1, 1).unwrap();
     }
     let gate = KafkaGate::start(
@@ -267,7 +267,24 @@ async fn scram_sha_256_and_512_over_sasl_plaintext() {
         ),
     )
     .await;
-    for topic in ["events-256", "events-512"] {
+    // OAUTHBEARER with librdkafka's unsecured token for the principal (no token endpoint is compiled in).
+    create(
+        &w,
+        kafka_sink(
+            "oauth",
+            &gate.bootstrap,
+            "events",
+            &[
+                ("topic.format", "${topic}-oauth"),
+                ("security.protocol", "SASL_PLAINTEXT"),
+                ("sasl.mechanism", "OAUTHBEARER"),
+                ("enable.sasl.oauthbearer.unsecure.jwt", "true"),
+                ("sasl.oauthbearer.config", "principal=scram-user"),
+            ],
+        ),
+    )
+    .await;
+    for topic in ["events-256", "events-512", "events-oauth"] {
         let n = expected.len();
         let got = read_topic_async(&cluster.bootstrap_servers(), topic, 1, LONG, move |g| {
             g.len() >= n
@@ -276,7 +293,7 @@ async fn scram_sha_256_and_512_over_sasl_plaintext() {
         assert_eq!(tally(&got, &expected), (n, 0, true), "{topic}");
     }
     let seen = gate.stats.authenticated();
-    for mechanism in ["SCRAM-SHA-256", "SCRAM-SHA-512"] {
+    for mechanism in ["SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"] {
         assert!(
             seen.contains(&(mechanism.to_string(), "scram-user".to_string())),
             "{seen:?}"

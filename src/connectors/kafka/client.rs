@@ -27,6 +27,7 @@ pub const PRODUCER_KEYS: &[&str] = &[
     "compression.type",
     "delivery.timeout.ms",
     "enable.idempotence",
+    "enable.sasl.oauthbearer.unsecure.jwt",
     "linger.ms",
     "max.in.flight.requests.per.connection",
     "message.max.bytes",
@@ -150,6 +151,7 @@ fn is_client_key(key: &str) -> bool {
             | "retry.backoff.ms"
             | "metadata.max.age.ms"
             | "client.dns.lookup"
+            | "enable.sasl.oauthbearer.unsecure.jwt"
     ) || SECURITY_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 

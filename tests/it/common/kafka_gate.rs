@@ -5,7 +5,9 @@
 //! broker unchanged, after:
 //! - a TLS handshake (rustls), optionally requiring a client certificate signed by a given CA;
 //! - a SASL exchange it answers itself, as a broker does: `SaslHandshake` v1 and `SaslAuthenticate` v0–v1
-//!   with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, checked against one user's password).
+//!   with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802, checked against one user's password), and
+//!   OAUTHBEARER (RFC 7628) with unsecured tokens (`alg: none`, as Kafka's own unsecured validator takes
+//!   them) whose `sub` is that user.
 //!
 //! Responses come back unchanged, with three exceptions:
 //! - `ApiVersions` also lists the two SASL requests, when SASL is on.
@@ -245,7 +247,7 @@ where
                 }
                 SASL_HANDSHAKE => {
                     let mechanism = Reader::new(&request[header.body..]).string()?;
-                    let known = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
+                    let known = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"];
                     let error = if known.contains(&mechanism.as_str()) {
                         auth = Auth::Mechanism(mechanism);
                         0
@@ -379,6 +381,27 @@ impl Auth {
                     }
                     _ => (
                         Auth::Failed("Authentication failed: Invalid username or password".into()),
+                        Vec::new(),
+                    ),
+                }
+            }
+            Auth::Mechanism(m) if m == "OAUTHBEARER" => {
+                // "n,,\x01auth=Bearer <token>\x01\x01"; an unsecured token is header.payload. (no signature).
+                let subject = text
+                    .split('\x01')
+                    .find_map(|kv| kv.strip_prefix("auth=Bearer "))
+                    .and_then(|token| token.split('.').nth(1))
+                    .and_then(|payload| {
+                        base64::engine::general_purpose::URL_SAFE_NO_PAD
+                            .decode(payload.trim_end_matches('='))
+                            .ok()
+                    })
+                    .and_then(|json| serde_json::from_slice::<serde_json::Value>(&json).ok())
+                    .and_then(|claims| claims["sub"].as_str().map(str::to_string));
+                match subject {
+                    Some(sub) if sub == user.name => (Auth::Done(m.clone(), sub), Vec::new()),
+                    _ => (
+                        Auth::Failed("Authentication failed: invalid token".into()),
                         Vec::new(),
                     ),
                 }
