@@ -657,6 +657,65 @@ async fn mirror_source_through_an_outage_shows_why_and_resumes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_kafka_compression_type_ships_and_a_zstd_topic_mirrors() {
+    let codecs = ["gzip", "snappy", "lz4", "zstd"];
+    let cluster = mock();
+    cluster.create_topic("plain", 1, 1).unwrap();
+    for codec in codecs {
+        cluster
+            .create_topic(&format!("plain-{codec}"), 1, 1)
+            .unwrap();
+    }
+    cluster.create_topic("zorders", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let input = dir.path().join("in.txt");
+    let expected = numbered("c", 0..300);
+    append_lines(&input, expected.clone());
+    create(&w, common::file_source("src", &input, "plain")).await;
+    for codec in codecs {
+        create(
+            &w,
+            kafka_sink(
+                &format!("to-{codec}"),
+                &bootstrap,
+                "plain",
+                &[
+                    ("topic.format", &format!("${{topic}}-{codec}")),
+                    ("compression.type", codec),
+                ],
+            ),
+        )
+        .await;
+    }
+    for codec in codecs {
+        let got = read_all(&bootstrap, &format!("plain-{codec}"), &expected).await;
+        assert_eq!(tally(&got, &expected), (300, 0, true), "{codec}");
+    }
+
+    // A topic its producers compressed with zstd mirrors into the log.
+    let zstd: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", &bootstrap)
+        .set("compression.type", "zstd")
+        .create()
+        .unwrap();
+    let orders = numbered("z", 0..100);
+    for v in &orders {
+        zstd.send(BaseRecord::<(), _>::to("zorders").payload(v))
+            .map_err(|(e, _)| e)
+            .unwrap();
+    }
+    zstd.flush(Duration::from_secs(30)).unwrap();
+    let out = dir.path().join("out.txt");
+    create(&w, mirror("mirror", &bootstrap, "zorders", &[])).await;
+    create(&w, common::file_sink("out", &out, "src.zorders")).await;
+    wait_until("100 mirrored lines", || async { lines(&out).len() == 100 }).await;
+    assert_eq!(lines(&out), orders);
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn byte_cap_pause_backpressures_the_source_and_loses_nothing() {
     let cluster = mock();
     cluster.create_topic("capped", 1, 1).unwrap();
