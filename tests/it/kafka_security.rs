@@ -369,7 +369,7 @@ async fn a_refused_password_fails_the_task_and_the_corrected_config_delivers_eve
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_untrusted_broker_certificate_fails_the_sink_and_the_mirror() {
+async fn an_untrusted_or_misnamed_broker_certificate_fails_the_task() {
     let cluster = mock();
     cluster.create_topic("t", 1, 1).unwrap();
     let real_ca = Ca::new("real-ca");
@@ -410,7 +410,32 @@ async fn an_untrusted_broker_certificate_fails_the_sink_and_the_mirror() {
     let input = dir.path().join("in.txt");
     append_lines(&input, numbered("x", 0..10));
     create(&w, common::file_source("src", &input, "t")).await;
-    for name in ["sink", "mirror"] {
+    // A certificate from the trusted CA, but for another host name.
+    let misnamed = KafkaGate::start(
+        &cluster.bootstrap_servers(),
+        Some({
+            let (cert_pem, key_pem) = real_ca.leaf(&["kafka.example"]);
+            GateTls {
+                cert_pem,
+                key_pem,
+                client_ca_pem: None,
+            }
+        }),
+        None,
+    )
+    .await;
+    let trusted = write(dir.path(), "real-ca.pem", &real_ca.pem());
+    create(
+        &w,
+        kafka_sink(
+            "misnamed",
+            &misnamed.bootstrap,
+            "t",
+            &[("security.protocol", "SSL"), ("ssl.ca.location", &trusted)],
+        ),
+    )
+    .await;
+    for name in ["sink", "mirror", "misnamed"] {
         let trace = w.wait_for_failed_task(name).await;
         assert!(
             trace.contains("The TLS connection to the Kafka cluster failed"),
