@@ -220,6 +220,11 @@ fn into_response(reply: Reply) -> Response {
     response.unwrap_or_else(|_| Response::new("".into()))
 }
 
+/// How much of a body over the limit is still read, and dropped, before the 413 answer: a client that is
+/// still sending then gets the answer, where closing the connection under it would break its write. A
+/// larger body gets the connection closed.
+const DRAIN_BEYOND_LIMIT: u64 = 16 << 20;
+
 /// Reads the body up to `limit` bytes; beyond it the request is answered 413.
 async fn read_body<S, B>(mut stream: S, limit: u64) -> Result<Bytes>
 where
@@ -231,6 +236,13 @@ where
         let mut chunk = chunk
             .map_err(|e| Reply::error(400, format!("Could not read the request body: {e}")))?;
         if out.len() as u64 + chunk.remaining() as u64 > limit {
+            let mut dropped = 0u64;
+            while dropped < DRAIN_BEYOND_LIMIT {
+                match stream.next().await {
+                    Some(Ok(rest)) => dropped += rest.remaining() as u64,
+                    _ => break,
+                }
+            }
             return Err(Reply::error(413, format!("Request body is larger than the limit of {limit} bytes (rest.request.max.bytes).")));
         }
         while chunk.has_remaining() {
