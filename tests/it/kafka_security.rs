@@ -30,7 +30,12 @@ fn user(name: &str, password: &str) -> SaslUser {
 
 /// A server certificate for the gate's address, signed by `ca`.
 fn gate_tls(ca: &Ca, client_ca: Option<&Ca>) -> GateTls {
-    let (cert_pem, key_pem) = ca.leaf(&["127.0.0.1", "localhost"]);
+    gate_tls_for(&["127.0.0.1", "localhost"], ca, client_ca)
+}
+
+/// A server certificate for `names`, signed by `ca`.
+fn gate_tls_for(names: &[&str], ca: &Ca, client_ca: Option<&Ca>) -> GateTls {
+    let (cert_pem, key_pem) = ca.leaf(names);
     GateTls {
         cert_pem,
         key_pem,
@@ -413,14 +418,7 @@ async fn an_untrusted_or_misnamed_broker_certificate_fails_the_task() {
     // A certificate from the trusted CA, but for another host name.
     let misnamed = KafkaGate::start(
         &cluster.bootstrap_servers(),
-        Some({
-            let (cert_pem, key_pem) = real_ca.leaf(&["kafka.example"]);
-            GateTls {
-                cert_pem,
-                key_pem,
-                client_ca_pem: None,
-            }
-        }),
+        Some(gate_tls_for(&["kafka.example"], &real_ca, None)),
         None,
     )
     .await;
