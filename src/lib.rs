@@ -3,7 +3,8 @@
 //! # Layout
 //! - [`config`]: Java properties, Kafka's `ConfigDef` model, connector and worker configs.
 //! - [`storage`]: the SQLite file: migrations, the writer and reader threads, the topic log.
-//! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete.
+//! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete; and
+//!   ([`herder::status`]) live connector and task statuses.
 //! - [`worker`]: task threads, the source and sink loops, converters on the way in and out.
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
@@ -11,7 +12,6 @@
 //! - [`migrate`]: export and migrate connectors with their offsets over the REST API.
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
-//! - [`status`]: live connector and task statuses.
 //! - [`transforms`]: Kafka's single message transforms and predicates, and a connector's chain of them.
 //!
 //! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
@@ -31,7 +31,6 @@ pub mod plugins;
 pub mod record;
 pub mod rest;
 pub mod security;
-pub mod status;
 pub mod storage;
 pub mod transforms;
 pub mod worker;
@@ -46,7 +45,7 @@ use tokio::net::TcpListener;
 use config::worker::WorkerConfig;
 use herder::Herder;
 use rest::ApiState;
-use status::StatusBoard;
+use herder::status::StatusBoard;
 use storage::{Store, StoreOptions};
 
 /// Why the worker could not run.

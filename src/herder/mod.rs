@@ -6,6 +6,7 @@
 //! configs, target states and task configs are mirrored in memory.
 
 mod offsets;
+pub mod status;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,7 +21,7 @@ use crate::connectors::{ConnectorPlugin, Props};
 use crate::error::ConnectError;
 use crate::model::{State, TargetState};
 use crate::plugins::{Plugins, ResolveError};
-use crate::status::{ConnectorStatusView, StatusBoard, TaskStateView};
+use crate::herder::status::{ConnectorStatusView, StatusBoard, TaskStateView};
 use crate::storage::Store;
 use crate::worker::{Mode, Worker};
 

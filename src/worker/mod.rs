@@ -22,7 +22,7 @@ pub use convert::Converters;
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
 use crate::model::State;
-use crate::status::StatusBoard;
+use crate::herder::status::StatusBoard;
 use crate::storage::Store;
 
 /// Everything a task thread needs.
