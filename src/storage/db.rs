@@ -8,11 +8,12 @@
 //! A reader thread owns a read-only connection; in WAL mode it reads the last committed state without
 //! waiting for the writer.
 
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::thread;
 
 use rusqlite::Connection;
 
+use super::lock::StoreLock;
 use super::StorageError;
 
 /// Called after the group's transaction has ended, with the commit's error if it failed.
@@ -37,21 +38,22 @@ enum Msg {
 }
 
 impl DbThread {
-    /// Starts the writer thread: every batch of waiting jobs runs in one IMMEDIATE transaction.
-    pub(crate) fn writer(conn: Connection) -> Self {
-        Self::spawn("liteconnect-db-writer", conn, true)
+    /// Starts the writer thread: every batch of waiting jobs runs in one IMMEDIATE transaction. The thread
+    /// holds `lock` until its connection is closed.
+    pub(crate) fn writer(conn: Connection, lock: Arc<StoreLock>) -> Self {
+        Self::spawn("liteconnect-db-writer", conn, lock, true)
     }
 
     /// Starts a reader thread: jobs run one by one, outside any explicit transaction.
-    pub(crate) fn reader(conn: Connection) -> Self {
-        Self::spawn("liteconnect-db-reader", conn, false)
+    pub(crate) fn reader(conn: Connection, lock: Arc<StoreLock>) -> Self {
+        Self::spawn("liteconnect-db-reader", conn, lock, false)
     }
 
-    fn spawn(name: &str, conn: Connection, transactional: bool) -> Self {
+    fn spawn(name: &str, conn: Connection, lock: Arc<StoreLock>, transactional: bool) -> Self {
         let (jobs, rx) = mpsc::channel::<Msg>();
         thread::Builder::new()
             .name(name.to_string())
-            .spawn(move || serve(conn, rx, transactional))
+            .spawn(move || serve(conn, lock, rx, transactional))
             .expect("spawning the database thread");
         DbThread { jobs }
     }
@@ -155,7 +157,7 @@ fn in_savepoint<R>(
     }
 }
 
-fn serve(conn: Connection, rx: mpsc::Receiver<Msg>, transactional: bool) {
+fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, transactional: bool) {
     let mut closing = None;
     while closing.is_none() {
         let first = match rx.recv() {
@@ -184,6 +186,8 @@ fn serve(conn: Connection, rx: mpsc::Receiver<Msg>, transactional: bool) {
         run_group(&conn, group);
     }
     drop(conn);
+    // After the connection: closing a descriptor of the database file drops this process's SQLite locks.
+    drop(lock);
     if let Some(ack) = closing {
         let _ = ack.send(());
     }

@@ -6,11 +6,11 @@
 //! block, use the `*_blocking` twins. No SQLite call ever runs on an async executor thread.
 
 mod db;
+mod lock;
 mod log;
 mod queries;
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,9 +34,22 @@ pub enum StorageError {
     /// The database file has no room left: the disk, or the configured size limit, is full.
     #[error("The disk is full: the database could not grow ({0}). Free some space, then resume or restart the affected connectors.")]
     DiskFull(String),
-    /// Another liteconnect process holds the database.
-    #[error("The database {0} is in use by another liteconnect worker (its lock file is held). Only one worker may use a database at a time.")]
-    Locked(String),
+    /// Another liteconnect process holds the database (under this name or another: a symlink, a hard link).
+    #[error("The database {path} is in use by another liteconnect worker ({holder} holds its lock). Only one worker may use a database at a time.")]
+    Locked {
+        /// The database file, its symlinks resolved.
+        path: String,
+        /// Who holds the lock: "process <pid>" when known.
+        holder: String,
+    },
+    /// The database cannot be written: the file or its directory is read-only, or the file is broken.
+    #[error("The database {path} cannot be written: {cause}")]
+    Unwritable {
+        /// The database file.
+        path: String,
+        /// What SQLite reported.
+        cause: String,
+    },
     /// The file is not one this version can use; it was left unchanged.
     #[error("{0}")]
     Incompatible(String),
@@ -58,7 +71,14 @@ impl StorageError {
     fn duplicate(&self) -> StorageError {
         match self {
             StorageError::DiskFull(m) => StorageError::DiskFull(m.clone()),
-            StorageError::Locked(m) => StorageError::Locked(m.clone()),
+            StorageError::Locked { path, holder } => StorageError::Locked {
+                path: path.clone(),
+                holder: holder.clone(),
+            },
+            StorageError::Unwritable { path, cause } => StorageError::Unwritable {
+                path: path.clone(),
+                cause: cause.clone(),
+            },
             StorageError::Incompatible(m) => StorageError::Incompatible(m.clone()),
             StorageError::Conflict(m) => StorageError::Conflict(m.clone()),
             StorageError::Sqlite(m) => StorageError::Sqlite(m.clone()),
@@ -141,9 +161,12 @@ pub struct Store {
 #[derive(Debug)]
 struct Inner {
     path: PathBuf,
+    /// `path` with symlinks and `..` resolved: what the health probe opens.
+    canonical: PathBuf,
     cluster_id: String,
-    /// Held open until the store is closed: the OS lock on it keeps a second worker out.
-    lock: std::sync::Mutex<Option<File>>,
+    /// Held until the store is closed: the OS locks keep a second worker out. The database threads hold
+    /// clones, so the locks outlive both SQLite connections.
+    lock: std::sync::Mutex<Option<Arc<lock::StoreLock>>>,
     buffer: Option<BufferCap>,
     /// The log's size in bytes as last known (None: count again). Only kept when there is a cap.
     log_bytes: Arc<Mutex<Option<u64>>>,
@@ -170,24 +193,27 @@ impl Store {
                 })?;
             }
         }
-        let lock = take_lock(path)?;
+        let canonical = lock::canonical(path)?;
+        let lock = Arc::new(lock::acquire(&canonical)?);
         check_compatible(path)?;
-        let mut conn = Connection::open(path)?;
+        let mut conn = Connection::open(&canonical)?;
         configure(&conn, options)?;
         embedded::migrations::runner().run(&mut conn).map_err(|e| {
             StorageError::Incompatible(format!("Migrating {}: {e}", path.display()))
         })?;
         let cluster_id = queries::ensure_identity(&conn)?;
+        check_writable(&conn, path)?;
         let reader = Connection::open_with_flags(
-            path,
+            &canonical,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         reader.busy_timeout(std::time::Duration::from_secs(5))?;
         Ok(Store {
-            writer: DbThread::writer(conn),
-            reader: DbThread::reader(reader),
+            writer: DbThread::writer(conn, lock.clone()),
+            reader: DbThread::reader(reader, lock.clone()),
             inner: Arc::new(Inner {
                 path: path.clone(),
+                canonical,
                 cluster_id,
                 lock: std::sync::Mutex::new(Some(lock)),
                 buffer: options.buffer,
@@ -203,6 +229,26 @@ impl Store {
         self.writer.close().await;
         self.reader.close().await;
         self.inner.lock.lock().expect("lock file mutex").take();
+    }
+
+    /// Checks that the database still answers: a round trip through the writer's transaction and a read on
+    /// a fresh connection (which has no cached pages, so damage on disk shows).
+    ///
+    /// # Errors
+    /// What SQLite reported.
+    pub async fn probe(&self) -> Result<(), StorageError> {
+        self.writer
+            .call(|c| {
+                c.query_row("SELECT count(*) FROM worker_identity", [], |r| {
+                    r.get::<_, i64>(0)
+                })?;
+                Ok(())
+            })
+            .await?;
+        let canonical = self.inner.canonical.clone();
+        tokio::task::spawn_blocking(move || probe_read(&canonical))
+            .await
+            .map_err(|e| StorageError::Sqlite(format!("The read probe panicked: {e}")))?
     }
 
     /// The file this store keeps its state in.
@@ -581,30 +627,45 @@ impl Store {
     }
 }
 
-fn take_lock(path: &Path) -> Result<File, StorageError> {
-    let mut lock_path = path.as_os_str().to_owned();
-    lock_path.push(".lock");
-    let lock = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| {
-            StorageError::Incompatible(format!(
-                "Cannot open the lock file {}: {e}",
-                Path::new(&lock_path).display()
-            ))
-        })?;
-    match lock.try_lock() {
-        Ok(()) => Ok(lock),
-        Err(std::fs::TryLockError::WouldBlock) => {
-            Err(StorageError::Locked(path.display().to_string()))
-        }
-        Err(std::fs::TryLockError::Error(e)) => Err(StorageError::Incompatible(format!(
-            "Cannot lock {}: {e}",
-            Path::new(&lock_path).display()
-        ))),
+/// Refuses a database this process cannot write (a read-only file or directory): SQLite opens such a file
+/// read-only without a word, and every later write would fail. The probe rewrites one row in a transaction.
+fn check_writable(conn: &Connection, path: &Path) -> Result<(), StorageError> {
+    let unwritable = |cause: String| StorageError::Unwritable {
+        path: path.display().to_string(),
+        cause,
+    };
+    if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+        return Err(unwritable(
+            "SQLite opened it read-only (the file or its directory is not writable by this process)"
+                .into(),
+        ));
     }
+    conn.execute_batch(
+        "BEGIN IMMEDIATE; UPDATE worker_identity SET created_ms = created_ms WHERE id = 1; COMMIT",
+    )
+    .map_err(|e| {
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        unwritable(e.to_string())
+    })
+}
+
+/// Reads the schema and the identity row on a new read-only connection (no cached pages), so a file
+/// broken on disk is noticed.
+fn probe_read(canonical: &Path) -> Result<(), StorageError> {
+    let conn = Connection::open_with_flags(
+        canonical,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    conn.query_row("SELECT kafka_cluster_id FROM worker_identity", [], |r| {
+        r.get::<_, String>(0)
+    })?;
+    Ok(())
 }
 
 /// Refuses, without modifying it, a file that is not a liteconnect database or that a newer version wrote.
@@ -925,6 +986,9 @@ mod tests {
             max_bytes: None,
             buffer: None,
         });
-        assert!(matches!(second, Err(StorageError::Locked(_))), "{second:?}");
+        assert!(
+            matches!(second, Err(StorageError::Locked { .. })),
+            "{second:?}"
+        );
     }
 }
