@@ -14,8 +14,11 @@
 //! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
 //! - [`transforms`]: Kafka's single message transforms and predicates, and a connector's chain of them.
 //!
-//! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
-//! so the binary and the tests drive it the same way.
+//! The library binds no port and catches no signal: [`run`] takes bound [`Listeners`] and a shutdown
+//! future, so the binary and the tests drive it the same way. It runs in three steps: [`prepare`] checks
+//! every setting and opens the database, [`serve`] serves the listeners and starts the connectors until the
+//! shutdown future resolves, then the worker shuts down (stops accepting, stops the tasks, closes the file).
+//! The binary calls [`prepare`] before it binds, so a worker that cannot start never listens.
 
 pub mod config;
 pub mod connector_file;
@@ -41,11 +44,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
 
-use config::worker::WorkerConfig;
+use config::worker::{Listener, WorkerConfig};
+use herder::status::StatusBoard;
 use herder::Herder;
 use rest::ApiState;
-use herder::status::StatusBoard;
 use storage::{Store, StoreOptions};
 
 /// Why the worker could not run.
@@ -55,7 +61,7 @@ pub enum RunError {
     #[error(transparent)]
     Storage(#[from] storage::StorageError),
     /// A listener could not be bound.
-    #[error("Could not bind {address}: {source}")]
+    #[error("Could not bind the REST listener {address}: {source}")]
     Bind {
         /// The address.
         address: String,
@@ -85,6 +91,50 @@ pub struct StartupConnector {
     pub offsets: Option<Vec<herder::OffsetEntry>>,
 }
 
+/// The sockets a worker serves, bound by its caller, in the worker config's order.
+#[derive(Debug, Default)]
+pub struct Listeners {
+    /// One per `listeners` entry; the first is the main one, whose address makes the worker id.
+    pub rest: Vec<TcpListener>,
+    /// One per `admin.listeners` entry.
+    pub admin: Vec<TcpListener>,
+}
+
+impl From<TcpListener> for Listeners {
+    /// One REST listener and no admin listener.
+    fn from(listener: TcpListener) -> Self {
+        Listeners {
+            rest: vec![listener],
+            admin: Vec::new(),
+        }
+    }
+}
+
+impl Listeners {
+    /// Binds every listener and admin listener the worker config names, in order.
+    ///
+    /// # Errors
+    /// [`RunError::Bind`] naming the first address that could not be bound.
+    pub async fn bind(config: &WorkerConfig) -> Result<Listeners, RunError> {
+        let mut rest = Vec::new();
+        for l in &config.listeners {
+            rest.push(bind_one(l).await?);
+        }
+        let mut admin = Vec::new();
+        for l in config.admin_listeners.iter().flatten() {
+            admin.push(bind_one(l).await?);
+        }
+        Ok(Listeners { rest, admin })
+    }
+}
+
+async fn bind_one(listener: &Listener) -> Result<TcpListener, RunError> {
+    let address = listener.bind_address();
+    TcpListener::bind(&address)
+        .await
+        .map_err(|source| RunError::Bind { address, source })
+}
+
 /// Opens the database named by the worker config (blocking work runs off the executor).
 ///
 /// # Errors
@@ -110,155 +160,192 @@ fn worker_id(config: &WorkerConfig, bound: SocketAddr) -> String {
     format!("{host}:{port}")
 }
 
-/// Runs a worker until `shutdown` resolves: opens the database, serves the REST API on `listener` (the
-/// first of `listeners`, bound by the caller) and on the other configured listeners and admin listeners,
-/// starts the stored connectors, applies `startup` connectors, then waits. On shutdown it stops accepting
-/// requests, stops every task (committing sink offsets) within the graceful timeout, and returns.
+/// A worker whose settings have been checked and whose database is open and writable; it serves nothing yet.
+pub struct Prepared {
+    config: Arc<WorkerConfig>,
+    security: Arc<security::Security>,
+    /// The TLS acceptor of each `listeners` entry (None for http), in order.
+    rest_tls: Vec<Option<TlsAcceptor>>,
+    /// The TLS acceptor of each `admin.listeners` entry, in order.
+    admin_tls: Vec<Option<TlsAcceptor>>,
+    store: Store,
+    startup: Vec<StartupConnector>,
+}
+
+impl Prepared {
+    /// The worker config.
+    pub fn config(&self) -> &WorkerConfig {
+        &self.config
+    }
+}
+
+/// Checks everything that can be checked before serving: the security settings and TLS material, the
+/// start-up connectors' configs; then opens the database (checking that it can be written). Nothing is
+/// created on disk when a setting or a connector is wrong.
 ///
 /// # Errors
-/// A security setting is wrong, the database cannot be opened, a listener cannot be bound, or a start-up
-/// connector fails (the worker then stops without having changed any stored connector for that file).
-pub async fn run(
-    listener: TcpListener,
+/// [`RunError::Config`] for a wrong security setting, [`RunError::Startup`] for an invalid start-up
+/// connector, [`RunError::Storage`] when the database cannot be used.
+pub async fn prepare(
     config: WorkerConfig,
     startup: Vec<StartupConnector>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), RunError> {
+) -> Result<Prepared, RunError> {
     let config = Arc::new(config);
     for key in &config.unused {
         tracing::info!(key = %key, "The configuration '{key}' was supplied but is not used by liteconnect.");
     }
     let security = Arc::new(security::Security::from_worker(&config).map_err(RunError::Config)?);
-    let first = config
-        .listeners
-        .first()
-        .cloned()
-        .unwrap_or_else(|| config::worker::Listener {
-            scheme: "http".into(),
-            host: String::new(),
-            port: 0,
-        });
-    let main_tls = security::acceptor(&config, &first, false).map_err(RunError::Config)?;
-    let mut others = Vec::new();
-    let extra = config.listeners.iter().skip(1).map(|l| (l, false));
-    let admin = config.admin_listeners.iter().flatten().map(|l| (l, true));
-    for (l, is_admin) in extra.chain(admin) {
-        others.push((
-            l.clone(),
-            is_admin,
-            security::acceptor(&config, l, is_admin).map_err(RunError::Config)?,
-        ));
-    }
+    let acceptors = |listeners: &[Listener], admin: bool| {
+        listeners
+            .iter()
+            .map(|l| security::acceptor(&config, l, admin).map_err(RunError::Config))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let rest_tls = acceptors(&config.listeners, false)?;
+    let admin_tls = acceptors(config.admin_listeners.as_deref().unwrap_or_default(), true)?;
+    herder::check_startup_connectors(&plugins::Plugins::new(), &startup)
+        .map_err(RunError::Startup)?;
     let store = open_store(&config).await?;
-    let bound = listener.local_addr().map_err(|source| RunError::Bind {
-        address: "listener".into(),
-        source,
-    })?;
-    let statuses = StatusBoard::new(worker_id(&config, bound), store.clone());
-    let herder = Herder::new(store.clone(), config.clone(), statuses);
+    Ok(Prepared {
+        config,
+        security,
+        rest_tls,
+        admin_tls,
+        store,
+        startup,
+    })
+}
 
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let admin_on_main = config.admin_listeners.is_none();
-    let mut servers = Vec::new();
-    let main_state = ApiState {
-        herder: herder.clone(),
-        admin: admin_on_main,
-        public: true,
-    };
-    servers.push(serve(
-        listener,
-        main_tls,
-        main_state.clone(),
-        security.clone(),
-        stop_rx.clone(),
-    ));
-    for (l, is_admin, tls) in others {
-        let address = l.bind_address();
-        let bound = match TcpListener::bind(&address).await {
-            Ok(b) => b,
-            Err(source) => {
-                let _ = stop_tx.send(true);
-                return Err(RunError::Bind { address, source });
-            }
-        };
-        let url = format!(
-            "{}://{}",
-            l.scheme,
-            bound.local_addr().map(|a| a.to_string()).unwrap_or(address)
-        );
-        let state = if is_admin {
-            tracing::info!("Admin REST server listening on {url}");
-            ApiState {
-                herder: herder.clone(),
-                admin: true,
-                public: false,
-            }
-        } else {
-            tracing::info!("REST server listening on {url}");
-            main_state.clone()
-        };
-        servers.push(serve(bound, tls, state, security.clone(), stop_rx.clone()));
-    }
+/// Runs a worker until `shutdown` resolves: [`prepare`], then [`serve`].
+///
+/// # Errors
+/// See [`prepare`] and [`serve`].
+pub async fn run(
+    listeners: Listeners,
+    config: WorkerConfig,
+    startup: Vec<StartupConnector>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    serve(prepare(config, startup).await?, listeners, shutdown).await
+}
 
-    let started = async {
-        herder
-            .check_startup_connectors(&startup)
-            .map_err(RunError::Startup)?;
-        herder
-            .start()
-            .await
-            .map_err(|e| RunError::Startup(e.to_string()))?;
-        for c in startup {
-            herder
-                .apply_startup_connector(c)
-                .await
-                .map_err(RunError::Startup)?;
-        }
-        herder.set_ready();
-        tracing::info!("Worker started.");
-        Ok::<(), RunError>(())
-    };
-    let outcome = started.await;
+/// Serves the REST API on `listeners`, starts the stored connectors, applies the start-up connectors, then
+/// waits for `shutdown`. On shutdown it stops accepting requests, stops every task (committing sink
+/// offsets) within the graceful timeout, and closes the database.
+///
+/// # Errors
+/// [`RunError::Config`] when no REST listener is given; [`RunError::Startup`] when a start-up connector
+/// fails (the worker then stops without having changed any stored connector for that file).
+pub async fn serve(
+    worker: Prepared,
+    listeners: Listeners,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), RunError> {
+    let bound = listeners
+        .rest
+        .first()
+        .ok_or_else(|| RunError::Config("No REST listener to serve.".into()))?
+        .local_addr()
+        .map_err(|source| RunError::Bind {
+            address: "listener".into(),
+            source,
+        })?;
+    let statuses = StatusBoard::new(worker_id(&worker.config, bound), worker.store.clone());
+    let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let servers = start_servers(&worker, &herder, listeners, &stop_rx);
+    let outcome = start_connectors(&herder, worker.startup).await;
+    let mut retention = None;
     if outcome.is_ok() {
-        let retention = tokio::spawn(retention_loop(
-            store.clone(),
-            config.clone(),
-            stop_rx.clone(),
-        ));
+        retention = Some(tokio::spawn(retention_loop(
+            worker.store.clone(),
+            worker.config.clone(),
+            stop_rx,
+        )));
         shutdown.await;
         tracing::info!("Shutting down.");
-        let _ = stop_tx.send(true);
-        let _ = retention.await;
-    } else {
-        let _ = stop_tx.send(true);
+    }
+    let _ = stop_tx.send(true);
+    if let Some(r) = retention {
+        let _ = r.await;
     }
     for s in servers {
         let _ = s.await;
     }
     herder.shutdown().await;
     // Last: every write is on disk and the lock is released, so the file can be opened again at once.
-    store.close().await;
+    worker.store.close().await;
     tracing::info!("Worker stopped.");
     outcome
 }
 
-fn serve(
-    listener: TcpListener,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    state: ApiState,
-    security: Arc<security::Security>,
-    stop: tokio::sync::watch::Receiver<bool>,
-) -> tokio::task::JoinHandle<()> {
-    let routes = rest::routes_with(state, security);
-    tokio::spawn(security::server::serve(listener, tls, routes, stop))
+/// Starts one server per listener, logging each address.
+fn start_servers(
+    worker: &Prepared,
+    herder: &Arc<Herder>,
+    listeners: Listeners,
+    stop: &watch::Receiver<bool>,
+) -> Vec<JoinHandle<()>> {
+    let public = ApiState {
+        herder: herder.clone(),
+        admin: worker.config.admin_listeners.is_none(),
+        public: true,
+    };
+    let admin = ApiState {
+        herder: herder.clone(),
+        admin: true,
+        public: false,
+    };
+    let rest = listeners
+        .rest
+        .into_iter()
+        .zip(worker.config.listeners.iter().zip(&worker.rest_tls))
+        .map(|(socket, (l, tls))| (socket, l, tls, &public, "REST server"));
+    let admin_listeners = worker.config.admin_listeners.as_deref().unwrap_or_default();
+    let admins = listeners
+        .admin
+        .into_iter()
+        .zip(admin_listeners.iter().zip(&worker.admin_tls))
+        .map(|(socket, (l, tls))| (socket, l, tls, &admin, "Admin REST server"));
+    rest.chain(admins)
+        .map(|(socket, l, tls, state, what)| {
+            match socket.local_addr() {
+                Ok(a) => tracing::info!("{what} listening on {}://{a}", l.scheme),
+                Err(e) => tracing::warn!(error = %e, "Could not read the bound address."),
+            }
+            let routes = rest::routes_with(state.clone(), worker.security.clone());
+            tokio::spawn(security::server::serve(
+                socket,
+                tls.clone(),
+                routes,
+                stop.clone(),
+            ))
+        })
+        .collect()
+}
+
+/// Starts the stored connectors, then applies the start-up connectors, then marks the worker ready.
+async fn start_connectors(
+    herder: &Arc<Herder>,
+    startup: Vec<StartupConnector>,
+) -> Result<(), RunError> {
+    herder
+        .start()
+        .await
+        .map_err(|e| RunError::Startup(e.to_string()))?;
+    for c in startup {
+        herder
+            .apply_startup_connector(c)
+            .await
+            .map_err(RunError::Startup)?;
+    }
+    herder.set_ready();
+    tracing::info!("Worker started.");
+    Ok(())
 }
 
 /// Deletes records past `retention.ms` / `retention.bytes` once a minute, so the file does not grow without bound.
-async fn retention_loop(
-    store: Store,
-    config: Arc<WorkerConfig>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) {
+async fn retention_loop(store: Store, config: Arc<WorkerConfig>, mut stop: watch::Receiver<bool>) {
     if config.retention_ms.is_none() && config.retention_bytes.is_none() {
         return;
     }

@@ -1,4 +1,4 @@
-//! The `liteconnect` binary: parses the command line, sets up logging, binds the listener, catches
+//! The `liteconnect` binary: parses the command line, sets up logging, binds the listeners, catches
 //! signals, and hands over to the library.
 
 use std::path::PathBuf;
@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use liteconnect::config::properties::parse_properties;
 use liteconnect::config::worker::WorkerConfig;
-use liteconnect::{connector_file, RunError, StartupConnector};
+use liteconnect::{connector_file, Listeners, RunError, StartupConnector};
 
 /// Kafka's exit codes: usage errors 1, an unusable worker config 2, a connector file that fails 3.
 const EXIT_USAGE: u8 = 1;
@@ -210,33 +210,15 @@ fn run(files: &[PathBuf]) -> ExitCode {
     runtime.block_on(serve(config, connectors))
 }
 
+/// Parsed and validated, the worker is prepared (its database opened and checked), then every listener is
+/// bound, then it runs until a signal. A worker that cannot start never logs that it listens.
 async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitCode {
-    // A wrong TLS, authentication or header setting stops the worker before it binds anything.
-    if let Err(message) = liteconnect::security::check(&config) {
-        tracing::error!("{message}");
-        eprintln!("{message}");
-        return ExitCode::from(EXIT_WORKER_CONFIG);
-    }
-    // The first listener is bound here; the worker binds the others and logs each the same way.
-    let listener_config = config.listeners[0].clone();
-    let address = listener_config.bind_address();
-    let listener = match tokio::net::TcpListener::bind(&address).await {
-        Ok(l) => l,
-        Err(e) => {
-            let message = format!("Could not bind the REST listener {address}: {e}");
-            tracing::error!("{message}");
-            eprintln!("{message}");
-            return ExitCode::from(EXIT_WORKER_CONFIG);
-        }
+    let started = async {
+        let worker = liteconnect::prepare(config, connectors).await?;
+        let listeners = Listeners::bind(worker.config()).await?;
+        liteconnect::serve(worker, listeners, shutdown_signal()).await
     };
-    match listener.local_addr() {
-        Ok(bound) => tracing::info!(
-            "REST server listening on {}://{bound}",
-            listener_config.scheme
-        ),
-        Err(e) => tracing::warn!(error = %e, "Could not read the bound address."),
-    }
-    match liteconnect::run(listener, config, connectors, shutdown_signal()).await {
+    match started.await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");

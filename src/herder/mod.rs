@@ -19,9 +19,9 @@ use crate::config::def::ConfigInfos;
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props};
 use crate::error::ConnectError;
+use crate::herder::status::{ConnectorStatusView, StatusBoard, TaskStateView};
 use crate::model::{State, TargetState};
 use crate::plugins::{Plugins, ResolveError};
-use crate::herder::status::{ConnectorStatusView, StatusBoard, TaskStateView};
 use crate::storage::Store;
 use crate::worker::{Mode, Worker};
 
@@ -80,6 +80,42 @@ pub struct Herder {
     ready: AtomicBool,
 }
 
+/// Validates a config about to be stored; 400 with Kafka's message when it has errors.
+fn check_config(plugins: &Plugins, config: &Props) -> Result<(), ConnectError> {
+    let as_options: BTreeMap<String, Option<String>> = config
+        .iter()
+        .map(|(k, v)| (k.clone(), Some(v.clone())))
+        .collect();
+    let infos = plugins.validate(&as_options)?;
+    match invalid_config_message(&infos) {
+        Some(message) => Err(ConnectError::BadRequest(message)),
+        None => Ok(()),
+    }
+}
+
+/// Checks the command line's connectors before anything is opened, so a bad file changes nothing: one
+/// file per connector, and each config valid as `POST /connectors` requires.
+///
+/// # Errors
+/// A message naming the first file that fails validation.
+pub fn check_startup_connectors(
+    plugins: &Plugins,
+    connectors: &[crate::StartupConnector],
+) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for c in connectors {
+        if !seen.insert(c.name.clone()) {
+            return Err(format!(
+                "Connector {} is defined by more than one file (again in {})",
+                c.name, c.source
+            ));
+        }
+        check_config(plugins, &c.config)
+            .map_err(|e| format!("Failed to create connector for {}: {e}", c.source))?;
+    }
+    Ok(())
+}
+
 fn not_found(name: &str) -> ConnectError {
     ConnectError::NotFound(format!("Connector {name} not found"))
 }
@@ -124,9 +160,14 @@ impl Herder {
         self.ready.store(true, Ordering::Release);
     }
 
-    /// Answers the health probe: takes the change lock, so a blocked herder shows as unhealthy.
-    pub async fn health_probe(&self) {
+    /// Answers the health probe: takes the change lock, so a blocked herder shows as unhealthy, then checks
+    /// that the database can still be read and written.
+    ///
+    /// # Errors
+    /// The store's failure.
+    pub async fn health_probe(&self) -> Result<(), crate::storage::StorageError> {
         let _guard = self.ops.lock().await;
+        self.store.probe().await
     }
 
     /// Loads the stored connectors and starts each in its target state.
@@ -299,15 +340,7 @@ impl Herder {
 
     /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
     fn check_config(&self, config: &Props) -> Result<(), ConnectError> {
-        let as_options: BTreeMap<String, Option<String>> = config
-            .iter()
-            .map(|(k, v)| (k.clone(), Some(v.clone())))
-            .collect();
-        let infos = self.validate(&as_options)?;
-        match invalid_config_message(&infos) {
-            Some(message) => Err(ConnectError::BadRequest(message)),
-            None => Ok(()),
-        }
+        check_config(&self.plugins, config)
     }
 
     // ----- changes ----------------------------------------------------------------------------------
@@ -641,28 +674,6 @@ impl Herder {
             &task_config,
             mode,
         );
-        Ok(())
-    }
-
-    /// Checks every start-up connector's config before any is applied, so a bad file changes nothing.
-    ///
-    /// # Errors
-    /// A message naming the first file that fails validation.
-    pub fn check_startup_connectors(
-        &self,
-        connectors: &[crate::StartupConnector],
-    ) -> Result<(), String> {
-        let mut seen = std::collections::BTreeSet::new();
-        for c in connectors {
-            if !seen.insert(c.name.clone()) {
-                return Err(format!(
-                    "Connector {} is defined by more than one file (again in {})",
-                    c.name, c.source
-                ));
-            }
-            self.check_config(&c.config)
-                .map_err(|e| format!("Failed to create connector for {}: {e}", c.source))?;
-        }
         Ok(())
     }
 

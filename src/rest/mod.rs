@@ -189,7 +189,15 @@ async fn health(state: &ApiState, req: &Request<'_>) -> Result {
     )
     .await;
     let ready = state.herder.is_ready();
-    Ok(match (probe.is_ok(), ready) {
+    let answered = match probe {
+        Ok(Ok(())) => true,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "Health check: the database does not answer.");
+            false
+        }
+        Err(_) => false,
+    };
+    Ok(match (answered, ready) {
         (true, true) => Reply::json(
             200,
             &json!({"status": "healthy", "message": "Worker has completed startup and is ready to handle requests."}),

@@ -21,8 +21,8 @@ pub use convert::Converters;
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
-use crate::model::State;
 use crate::herder::status::StatusBoard;
+use crate::model::State;
 use crate::storage::Store;
 
 /// Everything a task thread needs.

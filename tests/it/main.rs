@@ -3,6 +3,7 @@
 mod cli;
 mod common;
 mod concurrency;
+mod edges;
 mod errors;
 mod faults;
 mod kafka;

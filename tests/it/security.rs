@@ -69,9 +69,14 @@ impl Worker {
             listener.local_addr().unwrap().port()
         );
         let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(liteconnect::run(listener, config, Vec::new(), async {
-            let _ = rx.await;
-        }));
+        let handle = tokio::spawn(liteconnect::run(
+            listener.into(),
+            config,
+            Vec::new(),
+            async {
+                let _ = rx.await;
+            },
+        ));
         let w = Worker {
             url,
             client,

@@ -83,7 +83,7 @@ impl TestWorker {
             .expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(liteconnect::run(listener, config, startup, async {
+        let handle = tokio::spawn(liteconnect::run(listener.into(), config, startup, async {
             let _ = rx.await;
         }));
         let client = reqwest::Client::new();
