@@ -11,8 +11,94 @@ use crate::converters::{self, Converter, HeaderConverter};
 use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
 use crate::storage::{LogRecord, ProducedRecord};
 
-/// A task failure with the place it happened, for the status trace.
-pub(crate) type StageError = (String, TaskError);
+/// Where in a task's life a failure happened. [`TaskStage::name`] is what the status trace shows after
+/// "at": Kafka's `Stage` name where Kafka has one (`TASK_POLL`, `TASK_PUT`), otherwise the method or the
+/// step that failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TaskStage {
+    /// The worker could not make a task of the plugin.
+    StartTask,
+    /// `SourceTask.start` failed.
+    SourceStart,
+    /// `SinkTask.start` failed (or the subscription it was given is invalid).
+    SinkStart,
+    /// `SourceTask.poll` failed.
+    Poll,
+    /// `SinkTask.put` failed.
+    Put,
+    /// `SinkTask.flush` failed.
+    Flush,
+    /// Appending polled records to the topic log failed.
+    AppendToLog,
+    /// Reading the topic log failed.
+    ReadLog,
+    /// Committing sink offsets failed.
+    CommitSinkOffsets,
+    /// Writing a failed record to the dead letter queue failed.
+    WriteDeadLetterQueue,
+    /// A record failed in a converter or a transformation, beyond the error tolerance.
+    Record {
+        /// Kafka's stage: KEY_CONVERTER, VALUE_CONVERTER, HEADER_CONVERTER or TRANSFORMATION.
+        stage: &'static str,
+        /// The class that failed.
+        class: String,
+    },
+}
+
+impl TaskStage {
+    /// The name the status trace shows.
+    pub(crate) fn name(&self) -> std::borrow::Cow<'static, str> {
+        let name = match self {
+            TaskStage::StartTask => "Worker.startTask",
+            TaskStage::SourceStart => "SourceTask.start",
+            TaskStage::SinkStart => "SinkTask.start",
+            TaskStage::Poll => "TASK_POLL",
+            TaskStage::Put => "TASK_PUT",
+            TaskStage::Flush => "SinkTask.flush",
+            TaskStage::AppendToLog => "Appending to the topic log",
+            TaskStage::ReadLog => "Reading the topic log",
+            TaskStage::CommitSinkOffsets => "Committing sink offsets",
+            TaskStage::WriteDeadLetterQueue => "Writing to the dead letter queue",
+            TaskStage::Record { stage, class } => {
+                return format!("Executing stage '{stage}' with class '{class}'").into()
+            }
+        };
+        name.into()
+    }
+}
+
+impl std::fmt::Display for TaskStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// A task failure with the stage it happened in, for the status trace.
+#[derive(Debug, thiserror::Error)]
+#[error("{error} (at {stage})")]
+pub(crate) struct StageError {
+    /// Where it failed.
+    pub(crate) stage: TaskStage,
+    /// What failed.
+    pub(crate) error: TaskError,
+}
+
+impl StageError {
+    /// A failure at `stage`.
+    pub(crate) fn new(stage: TaskStage, error: TaskError) -> Self {
+        StageError { stage, error }
+    }
+
+    /// A fatal failure at `stage` with `message`.
+    pub(crate) fn fatal(stage: TaskStage, message: impl std::fmt::Display) -> Self {
+        StageError::new(stage, TaskError::Fatal(message.to_string()))
+    }
+
+    /// The trace the task's status shows.
+    pub(crate) fn trace(&self) -> String {
+        super::trace_of(&self.stage.name(), &self.error)
+    }
+}
 
 /// A record that failed in one stage of the pipeline (Kafka's `Stage`: KEY_CONVERTER, VALUE_CONVERTER,
 /// HEADER_CONVERTER, TRANSFORMATION), for the error handler to tolerate or not.

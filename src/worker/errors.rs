@@ -5,8 +5,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::convert::{StageError, StageFailure};
-use crate::connectors::{Props, TaskError};
+use super::convert::{StageError, StageFailure, TaskStage};
+use crate::connectors::Props;
 use crate::storage::{AppendBatch, LogRecord, ProducedRecord, Store};
 
 const HEADER_PREFIX: &str = "__connect.errors.";
@@ -56,15 +56,15 @@ impl ErrorHandler {
     }
 
     fn trace(&self, failure: &StageFailure) -> StageError {
-        (
+        StageError::fatal(
+            TaskStage::Record {
+                stage: failure.stage,
+                class: failure.class.clone(),
+            },
             format!(
-                "Executing stage '{}' with class '{}'",
-                failure.stage, failure.class
-            ),
-            TaskError::Fatal(format!(
                 "Tolerance exceeded in error handler\nCaused by: org.apache.kafka.connect.errors.DataException: {}",
                 failure.message
-            )),
+            ),
         )
     }
 
@@ -135,12 +135,9 @@ impl ErrorHandler {
                 offsets: Vec::new(),
                 track_topics: false,
             };
-            store.append_blocking(batch).map_err(|e| {
-                (
-                    "Writing to the dead letter queue".to_string(),
-                    TaskError::Fatal(e.to_string()),
-                )
-            })?;
+            store
+                .append_blocking(batch)
+                .map_err(|e| StageError::fatal(TaskStage::WriteDeadLetterQueue, e))?;
         }
         Ok(())
     }

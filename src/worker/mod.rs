@@ -18,6 +18,7 @@ use std::time::Duration;
 
 pub use control::{LogSignal, Mode, TaskControl};
 pub use convert::Converters;
+use convert::{StageError, TaskStage};
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
@@ -67,6 +68,44 @@ impl TaskRuntime {
         self.statuses
             .set_task(&self.connector, self.task, self.generation, state, trace);
     }
+
+    /// The stop/pause checkpoint of a task loop. When the task is to stop or pause, `settle` runs first (a
+    /// sink flushes and commits its offsets); a paused task then reports PAUSED and waits until it is
+    /// resumed or stopped.
+    ///
+    /// # Errors
+    /// `settle`'s failure.
+    pub(crate) fn checkpoint(
+        &self,
+        settle: impl FnOnce() -> Result<(), StageError>,
+    ) -> Result<Checkpoint, StageError> {
+        match self.control.mode() {
+            Mode::Run => Ok(Checkpoint::Run),
+            Mode::Stop => {
+                settle()?;
+                Ok(Checkpoint::Stop)
+            }
+            Mode::Pause => {
+                settle()?;
+                self.report(State::Paused, None);
+                Ok(match self.control.wait_while_paused() {
+                    Mode::Stop => Checkpoint::Stop,
+                    _ => Checkpoint::Resumed,
+                })
+            }
+        }
+    }
+}
+
+/// Where a task loop stands after [`TaskRuntime::checkpoint`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Checkpoint {
+    /// Running: go on.
+    Run,
+    /// It was paused and has been resumed.
+    Resumed,
+    /// It is to stop: return.
+    Stop,
 }
 
 struct RunningTask {
@@ -205,20 +244,21 @@ impl Worker {
                 let _done = done_tx;
                 let runtime = runtime;
                 let plugin = plugin;
-                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), (String, TaskError)> {
+                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), StageError> {
                     if let Some(task) = plugin.source_task() {
                         source::run(&runtime, task)
                     } else if let Some(task) = plugin.sink_task() {
                         sink::run(&runtime, task)
                     } else {
-                        Err(("Worker.startTask".into(), TaskError::fatal(format!("{} has no task", plugin.class()))))
+                        Err(StageError::fatal(TaskStage::StartTask, format!("{} has no task", plugin.class())))
                     }
                 }));
                 match outcome {
                     Ok(Ok(())) => {}
-                    Ok(Err((stage, error))) => {
+                    Ok(Err(failure)) => {
+                        let error = &failure.error;
                         tracing::error!(connector = %runtime.connector, task = runtime.task, %error, "Task failed.");
-                        runtime.report(State::Failed, Some(trace_of(&stage, &error)));
+                        runtime.report(State::Failed, Some(failure.trace()));
                     }
                     Err(panic) => {
                         let message = panic

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-use super::convert::StageError;
-use super::{Mode, TaskRuntime};
+use super::convert::{StageError, TaskStage};
+use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SinkTask, TaskError};
 use crate::model::State;
 use crate::record::SinkRecord;
@@ -20,10 +20,7 @@ const MAX_BATCH: usize = 2000;
 const IDLE_WAIT: Duration = Duration::from_secs(1);
 
 fn storage_error(e: crate::storage::StorageError) -> StageError {
-    (
-        "Reading the topic log".to_string(),
-        TaskError::Fatal(e.to_string()),
-    )
+    StageError::fatal(TaskStage::ReadLog, e)
 }
 
 struct Subscription {
@@ -50,10 +47,7 @@ impl Subscription {
             .filter(|r| !r.is_empty())
         {
             Some(r) => Some(Regex::new(&format!("^(?:{r})$")).map_err(|e| {
-                (
-                    "SinkTask.start".to_string(),
-                    TaskError::Fatal(format!("Invalid topics.regex: {e}")),
-                )
+                StageError::fatal(TaskStage::SinkStart, format!("Invalid topics.regex: {e}"))
             })?),
             None => None,
         };
@@ -68,7 +62,7 @@ impl Subscription {
 pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SinkTask>) -> Result<(), StageError> {
     rt.log_signal.register(&rt.control);
     task.start(&rt.config)
-        .map_err(|e| ("SinkTask.start".to_string(), e))?;
+        .map_err(|e| StageError::new(TaskStage::SinkStart, e))?;
     let result = put_loop(rt, task.as_mut());
     task.stop();
     let skipped = rt.errors.skipped();
@@ -162,7 +156,7 @@ fn commit(
             assign(rt, sub, positions)?;
             return Ok(false);
         }
-        Err(e) => return Err(("SinkTask.flush".to_string(), e)),
+        Err(e) => return Err(StageError::new(TaskStage::Flush, e)),
     }
     let offsets = positions
         .next
@@ -171,12 +165,7 @@ fn commit(
         .collect();
     rt.store
         .commit_sink_offsets_blocking(&rt.connector, offsets)
-        .map_err(|e| {
-            (
-                "Committing sink offsets".to_string(),
-                TaskError::Fatal(e.to_string()),
-            )
-        })?;
+        .map_err(|e| StageError::fatal(TaskStage::CommitSinkOffsets, e))?;
     positions.dirty = false;
     if std::mem::take(&mut positions.noted) {
         rt.report(State::Running, None);
@@ -197,17 +186,11 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
     let mut last_commit = Instant::now();
     let mut last_assign: Option<Instant> = None;
     loop {
-        match rt.control.mode() {
-            Mode::Stop => return commit(rt, &sub, task, &mut positions).map(|_| ()),
-            Mode::Pause => {
-                commit(rt, &sub, task, &mut positions)?;
-                rt.report(State::Paused, None);
-                if rt.control.wait_while_paused() == Mode::Stop {
-                    return Ok(());
-                }
-                continue;
-            }
-            Mode::Run => {}
+        let settle = || commit(rt, &sub, task, &mut positions).map(|_| ());
+        match rt.checkpoint(settle)? {
+            Checkpoint::Stop => return Ok(()),
+            Checkpoint::Resumed => continue,
+            Checkpoint::Run => {}
         }
         if rt.statuses.task_state(&rt.connector, rt.task) != Some(State::Running) {
             rt.report(State::Running, None);
@@ -310,7 +293,7 @@ fn put_with_retries(
                 }
                 backoff = (backoff * 2).min(Duration::from_secs(10));
             }
-            Err(e) => return Err(("TASK_PUT".into(), e)),
+            Err(e) => return Err(StageError::new(TaskStage::Put, e)),
         }
     }
 }

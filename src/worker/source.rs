@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::convert::{last_offsets, StageError};
-use super::{Mode, TaskRuntime};
+use super::convert::{last_offsets, StageError, TaskStage};
+use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SourceTask, SourceTaskContext, TaskError};
 use crate::model::State;
 use crate::storage::AppendBatch;
@@ -38,7 +38,7 @@ impl SourceTaskContext for Context<'_> {
 pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(), StageError> {
     let context = Context { rt };
     task.start(&rt.config, &context)
-        .map_err(|e| ("SourceTask.start".to_string(), e))?;
+        .map_err(|e| StageError::new(TaskStage::SourceStart, e))?;
     let result = poll_loop(rt, task.as_mut(), &context);
     task.stop();
     let skipped = rt.errors.skipped();
@@ -57,16 +57,10 @@ fn poll_loop(
     // Whether the status shows the trace of a retriable poll error, cleared by the next good poll.
     let mut retrying = false;
     loop {
-        match rt.control.mode() {
-            Mode::Stop => return Ok(()),
-            Mode::Pause => {
-                rt.report(State::Paused, None);
-                if rt.control.wait_while_paused() == Mode::Stop {
-                    return Ok(());
-                }
-                continue;
-            }
-            Mode::Run => {}
+        match rt.checkpoint(|| Ok(()))? {
+            Checkpoint::Stop => return Ok(()),
+            Checkpoint::Resumed => continue,
+            Checkpoint::Run => {}
         }
         if rt.statuses.task_state(&rt.connector, rt.task) != Some(State::Running) {
             rt.report(State::Running, None);
@@ -91,7 +85,7 @@ fn poll_loop(
                 rt.control.wait(Duration::from_secs(1));
                 continue;
             }
-            Err(e) => return Err(("TASK_POLL".into(), e)),
+            Err(e) => return Err(StageError::new(TaskStage::Poll, e)),
         };
         if records.is_empty() {
             continue;
@@ -129,10 +123,10 @@ fn poll_loop(
         let mut backoff = Duration::from_millis(100);
         let mut waiting = false;
         loop {
-            let outcome = rt.store.try_append_blocking(batch).map_err(|e| {
-                let stage = "Appending to the topic log".to_string();
-                (stage, TaskError::Fatal(e.to_string()))
-            })?;
+            let outcome = rt
+                .store
+                .try_append_blocking(batch)
+                .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))?;
             match outcome {
                 Ok(_) => break,
                 Err((refused, message)) => {
@@ -142,24 +136,20 @@ fn poll_loop(
                         let error = TaskError::Retriable(message);
                         rt.report(
                             State::Running,
-                            Some(super::trace_of("Appending to the topic log", &error)),
+                            Some(super::trace_of(&TaskStage::AppendToLog.name(), &error)),
                         );
                         waiting = true;
                     }
                     rt.log_signal.notify();
                     if !rt.control.wait(backoff) {
-                        match rt.control.mode() {
+                        match rt.checkpoint(|| Ok(()))? {
                             // Not stored, and neither are its offsets: the next run reads them again.
-                            Mode::Stop => return Ok(()),
-                            Mode::Pause => {
-                                rt.report(State::Paused, None);
-                                if rt.control.wait_while_paused() == Mode::Stop {
-                                    return Ok(());
-                                }
+                            Checkpoint::Stop => return Ok(()),
+                            Checkpoint::Resumed => {
                                 rt.report(State::Running, None);
                                 waiting = false;
                             }
-                            Mode::Run => {}
+                            Checkpoint::Run => {}
                         }
                     }
                     backoff = (backoff * 2).min(Duration::from_secs(2));
