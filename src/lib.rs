@@ -69,8 +69,14 @@ pub enum RunError {
         source: std::io::Error,
     },
     /// A connector given at start-up could not be applied.
+    #[error(transparent)]
+    Startup(#[from] herder::StartupError),
+    /// The stored connectors could not be loaded.
     #[error("{0}")]
-    Startup(String),
+    Start(error::ConnectError),
+    /// Opening the database panicked.
+    #[error("Opening the database panicked: {0}")]
+    OpenPanicked(String),
     /// A REST security setting (TLS, authentication, CORS, headers) is wrong.
     #[error("{0}")]
     Config(String),
@@ -148,7 +154,7 @@ pub async fn open_store(config: &WorkerConfig) -> Result<Store, RunError> {
     };
     Ok(tokio::task::spawn_blocking(move || Store::open(&options))
         .await
-        .map_err(|e| RunError::Startup(format!("Opening the database panicked: {e}")))??)
+        .map_err(|e| RunError::OpenPanicked(e.to_string()))??)
 }
 
 fn worker_id(config: &WorkerConfig, bound: SocketAddr) -> String {
@@ -203,8 +209,7 @@ pub async fn prepare(
     };
     let rest_tls = acceptors(&config.listeners, false)?;
     let admin_tls = acceptors(config.admin_listeners.as_deref().unwrap_or_default(), true)?;
-    herder::check_startup_connectors(&plugins::Plugins::new(), &startup)
-        .map_err(RunError::Startup)?;
+    herder::check_startup_connectors(&plugins::Plugins::new(), &startup)?;
     let store = open_store(&config).await?;
     Ok(Prepared {
         config,
@@ -329,15 +334,9 @@ async fn start_connectors(
     herder: &Arc<Herder>,
     startup: Vec<StartupConnector>,
 ) -> Result<(), RunError> {
-    herder
-        .start()
-        .await
-        .map_err(|e| RunError::Startup(e.to_string()))?;
+    herder.start().await.map_err(RunError::Start)?;
     for c in startup {
-        herder
-            .apply_startup_connector(c)
-            .await
-            .map_err(RunError::Startup)?;
+        herder.apply_startup_connector(c).await?;
     }
     herder.set_ready();
     tracing::info!("Worker started.");

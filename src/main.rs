@@ -224,7 +224,9 @@ async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitC
             tracing::error!("{e}");
             eprintln!("{e}");
             ExitCode::from(match e {
-                RunError::Startup(_) => EXIT_CONNECTOR,
+                RunError::Startup(_) | RunError::Start(_) | RunError::OpenPanicked(_) => {
+                    EXIT_CONNECTOR
+                }
                 RunError::Storage(_) | RunError::Bind { .. } | RunError::Config(_) => {
                     EXIT_WORKER_CONFIG
                 }

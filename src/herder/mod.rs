@@ -93,25 +93,48 @@ fn check_config(plugins: &Plugins, config: &Props) -> Result<(), ConnectError> {
     }
 }
 
+/// A connector file from the command line could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    /// Two files define the same connector.
+    #[error("Connector {name} is defined by more than one file (again in {file})")]
+    Duplicate {
+        /// The connector.
+        name: String,
+        /// The second file.
+        file: String,
+    },
+    /// The connector in `file` was refused, as `POST /connectors` would refuse it.
+    #[error("Failed to create connector for {file}: {source}")]
+    Refused {
+        /// The file.
+        file: String,
+        /// Why.
+        source: ConnectError,
+    },
+}
+
 /// Checks the command line's connectors before anything is opened, so a bad file changes nothing: one
 /// file per connector, and each config valid as `POST /connectors` requires.
 ///
 /// # Errors
-/// A message naming the first file that fails validation.
+/// [`StartupError`] naming the first file that fails.
 pub fn check_startup_connectors(
     plugins: &Plugins,
     connectors: &[crate::StartupConnector],
-) -> Result<(), String> {
+) -> Result<(), StartupError> {
     let mut seen = std::collections::BTreeSet::new();
     for c in connectors {
         if !seen.insert(c.name.clone()) {
-            return Err(format!(
-                "Connector {} is defined by more than one file (again in {})",
-                c.name, c.source
-            ));
+            return Err(StartupError::Duplicate {
+                name: c.name.clone(),
+                file: c.source.clone(),
+            });
         }
-        check_config(plugins, &c.config)
-            .map_err(|e| format!("Failed to create connector for {}: {e}", c.source))?;
+        check_config(plugins, &c.config).map_err(|source| StartupError::Refused {
+            file: c.source.clone(),
+            source,
+        })?;
     }
     Ok(())
 }
@@ -683,10 +706,16 @@ impl Herder {
     /// config and keeps the target state.
     ///
     /// # Errors
-    /// A message naming the file and what was wrong.
-    pub async fn apply_startup_connector(&self, c: crate::StartupConnector) -> Result<(), String> {
+    /// [`StartupError::Refused`] naming the file and what was wrong.
+    pub async fn apply_startup_connector(
+        &self,
+        c: crate::StartupConnector,
+    ) -> Result<(), StartupError> {
         let applied = serde_json::to_string(&c.config).unwrap_or_default();
-        let fail = |e: ConnectError| format!("Failed to create connector for {}: {e}", c.source);
+        let fail = |source: ConnectError| StartupError::Refused {
+            file: c.source.clone(),
+            source,
+        };
         if self.entry(&c.name).is_none() {
             self.create_connector(
                 &c.name,

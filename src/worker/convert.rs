@@ -8,6 +8,7 @@ use crate::config::worker::WorkerConfig;
 use crate::connectors::{Props, TaskError};
 
 use crate::converters::{self, Converter, HeaderConverter};
+use crate::data::DataError;
 use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
 use crate::storage::{LogRecord, ProducedRecord};
 
@@ -109,6 +110,18 @@ pub(crate) struct StageFailure {
     pub(crate) message: String,
 }
 
+/// A connector's converter could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("Failed to create the {role} converter {class}: {cause}")]
+pub struct ConverterSetupError {
+    /// "key", "value" or "header".
+    pub role: &'static str,
+    /// The converter's class.
+    pub class: String,
+    /// Why.
+    pub cause: DataError,
+}
+
 /// The three converters of one connector.
 #[derive(Clone, Debug)]
 pub struct Converters {
@@ -152,17 +165,25 @@ impl Converters {
     /// Builds the converters for a connector.
     ///
     /// # Errors
-    /// A message naming the converter when a class is unknown or its settings are invalid.
-    pub fn for_connector(connector: &Props, worker: &WorkerConfig) -> Result<Converters, String> {
+    /// [`ConverterSetupError`] naming the converter when a class is unknown or its settings are invalid.
+    pub fn for_connector(
+        connector: &Props,
+        worker: &WorkerConfig,
+    ) -> Result<Converters, ConverterSetupError> {
         let (key_class, key_props) = choose(connector, worker, "key.converter");
         let (value_class, value_props) = choose(connector, worker, "value.converter");
         let (header_class, header_props) = choose(connector, worker, "header.converter");
+        let failed = |role: &'static str, class: &str, cause: DataError| ConverterSetupError {
+            role,
+            class: class.to_string(),
+            cause,
+        };
         let key = converters::new_converter(&key_class, &key_props, true)
-            .map_err(|e| format!("Failed to create the key converter {key_class}: {e}"))?;
+            .map_err(|e| failed("key", &key_class, e))?;
         let value = converters::new_converter(&value_class, &value_props, false)
-            .map_err(|e| format!("Failed to create the value converter {value_class}: {e}"))?;
+            .map_err(|e| failed("value", &value_class, e))?;
         let header = converters::new_header_converter(&header_class, &header_props)
-            .map_err(|e| format!("Failed to create the header converter {header_class}: {e}"))?;
+            .map_err(|e| failed("header", &header_class, e))?;
         Ok(Converters {
             key,
             key_class,

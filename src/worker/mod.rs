@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use control::{LogSignal, Mode, TaskControl};
-pub use convert::Converters;
+pub use convert::{ConverterSetupError, Converters};
 use convert::{StageError, TaskStage};
 
 use crate::config::worker::WorkerConfig;
@@ -194,9 +194,11 @@ impl Worker {
                 }
             }
         }
-        let pipeline = Converters::for_connector(&with_defaults, &self.config).and_then(|c| {
-            crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
-        });
+        let pipeline = Converters::for_connector(&with_defaults, &self.config)
+            .map_err(|e| e.to_string())
+            .and_then(|c| {
+                crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
+            });
         let (converters, transforms) = match pipeline {
             Ok(p) => p,
             Err(e) => {
