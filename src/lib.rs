@@ -8,7 +8,7 @@
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
 //! - [`plugins`]: the registry of plugins by Kafka class name and alias.
-//! - [`migrate`]: export and migrate connectors with their offsets over the REST API.
+//! - [`cli`]: connector files, and exporting and migrating connectors with their offsets over the REST API.
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
 //! - [`status`]: live connector and task statuses.
@@ -17,15 +17,14 @@
 //! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
 //! so the binary and the tests drive it the same way.
 
+pub mod cli;
 pub mod config;
-pub mod connector_file;
 pub mod connectors;
 pub mod converters;
 pub mod data;
 pub mod error;
 pub mod herder;
 pub mod logging;
-pub mod migrate;
 pub mod model;
 pub mod plugins;
 pub mod record;

@@ -8,7 +8,8 @@ use clap::{Parser, Subcommand};
 
 use liteconnect::config::properties::parse_properties;
 use liteconnect::config::worker::WorkerConfig;
-use liteconnect::{connector_file, RunError, StartupConnector};
+use liteconnect::cli::{connector_file, migrate};
+use liteconnect::{RunError, StartupConnector};
 
 /// Kafka's exit codes: usage errors 1, an unusable worker config 2, a connector file that fails 3.
 const EXIT_USAGE: u8 = 1;
@@ -91,8 +92,8 @@ fn main() -> ExitCode {
             out,
             connectors,
         }) => client_command(async move {
-            let written = liteconnect::migrate::export(
-                &liteconnect::migrate::Endpoint::new(&from),
+            let written = migrate::export(
+                &migrate::Endpoint::new(&from),
                 &connectors,
                 &out,
             )
@@ -109,15 +110,15 @@ fn main() -> ExitCode {
             delete_source,
             connectors,
         }) => client_command(async move {
-            let options = liteconnect::migrate::MigrateOptions {
+            let options = migrate::MigrateOptions {
                 leave_stopped,
                 delete_source,
             };
             let (from, to) = (
-                liteconnect::migrate::Endpoint::new(&from),
-                liteconnect::migrate::Endpoint::new(&to),
+                migrate::Endpoint::new(&from),
+                migrate::Endpoint::new(&to),
             );
-            liteconnect::migrate::migrate(&from, &to, &connectors, options, &mut |line| {
+            migrate::migrate(&from, &to, &connectors, options, &mut |line| {
                 println!("{line}")
             })
             .await

@@ -214,7 +214,7 @@ async fn export_writes_files_that_liteconnect_reads_back() {
     a.stop().await;
 
     // The exported file, given to another worker, creates the connector STOPPED with its offsets.
-    let connector = liteconnect::connector_file::read(std::path::Path::new(&file)).unwrap();
+    let connector = liteconnect::cli::connector_file::read(std::path::Path::new(&file)).unwrap();
     let b = TestWorker::start_with(db.path(), &[], vec![connector])
         .await
         .unwrap();
