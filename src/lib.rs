@@ -9,7 +9,7 @@
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
 //! - [`plugins`]: the registry of plugins by Kafka class name and alias.
-//! - [`migrate`]: export and migrate connectors with their offsets over the REST API.
+//! - [`cli`]: connector files, and exporting and migrating connectors with their offsets over the REST API.
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
 //! - [`transforms`]: Kafka's single message transforms and predicates, and a connector's chain of them.
@@ -20,15 +20,14 @@
 //! shutdown future resolves, then the worker shuts down (stops accepting, stops the tasks, closes the file).
 //! The binary calls [`prepare`] before it binds, so a worker that cannot start never listens.
 
+pub mod cli;
 pub mod config;
-pub mod connector_file;
 pub mod connectors;
 pub mod converters;
 pub mod data;
 pub mod error;
 pub mod herder;
 pub mod logging;
-pub mod migrate;
 pub mod model;
 pub mod plugins;
 pub mod record;

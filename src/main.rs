@@ -6,9 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use liteconnect::cli::endpoint::Endpoint;
+use liteconnect::cli::{connector_file, export, migrate};
 use liteconnect::config::properties::parse_properties;
 use liteconnect::config::worker::WorkerConfig;
-use liteconnect::{connector_file, Listeners, RunError, StartupConnector};
+use liteconnect::{Listeners, RunError, StartupConnector};
 
 /// Kafka's exit codes: usage errors 1, an unusable worker config 2, a connector file that fails 3.
 const EXIT_USAGE: u8 = 1;
@@ -60,6 +62,13 @@ enum Command {
         /// Delete the connectors from the source once they run on the target.
         #[arg(long)]
         delete_source: bool,
+        /// Sink offsets: `drain` lets each sink deliver what its topics hold on the source, then starts it
+        /// on the target without offsets; `copy` copies them (only for targets whose topics hold the same records).
+        #[arg(long, default_value = "drain")]
+        sink_offsets: migrate::SinkOffsets,
+        /// How long a sink may take to deliver what its topics hold before it moves (60, 90s, 500ms, 2m).
+        #[arg(long, default_value = "60", value_parser = migrate::parse_duration)]
+        drain_timeout: std::time::Duration,
         /// Connectors to move (default: all).
         connectors: Vec<String>,
     },
@@ -91,36 +100,41 @@ fn main() -> ExitCode {
             out,
             connectors,
         }) => client_command(async move {
-            let written = liteconnect::migrate::export(
-                &liteconnect::migrate::Endpoint::new(&from),
-                &connectors,
-                &out,
-            )
-            .await?;
-            for p in written {
+            let report = export::export(&Endpoint::new(&from), &connectors, &out)
+                .await
+                .map_err(|e| e.to_string())?;
+            for p in &report.written {
                 println!("{}", p.display());
             }
-            Ok(())
+            for e in &report.failed {
+                eprintln!("{e}");
+            }
+            match report.failed.len() {
+                0 => Ok(()),
+                n => Err(format!("{n} connector(s) not exported")),
+            }
         }),
         Some(Command::Migrate {
             from,
             to,
             leave_stopped,
             delete_source,
+            sink_offsets,
+            drain_timeout,
             connectors,
         }) => client_command(async move {
-            let options = liteconnect::migrate::MigrateOptions {
+            let options = migrate::MigrateOptions {
                 leave_stopped,
                 delete_source,
+                sink_offsets,
+                drain_timeout,
             };
-            let (from, to) = (
-                liteconnect::migrate::Endpoint::new(&from),
-                liteconnect::migrate::Endpoint::new(&to),
-            );
-            liteconnect::migrate::migrate(&from, &to, &connectors, options, &mut |line| {
+            let (from, to) = (Endpoint::new(&from), Endpoint::new(&to));
+            migrate::migrate(&from, &to, &connectors, options, &mut |line| {
                 println!("{line}")
             })
             .await
+            .map_err(|e| e.to_string())
         }),
         None => run(&cli.files),
     }

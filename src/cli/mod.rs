@@ -1,0 +1,8 @@
+//! The client side of the command line: connector files given to the worker, and the `export` and
+//! `migrate` commands that talk to a running worker over its REST API.
+
+pub mod connector_file;
+pub mod drain;
+pub mod endpoint;
+pub mod export;
+pub mod migrate;
