@@ -22,12 +22,16 @@ async fn dot_segments_and_control_characters_are_refused_as_names() {
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
     let config = sink_config(dir.path());
-    for name in [".", "..", "bell\u{7}", "new\nline", "c1\u{85}"] {
+    for name in [".", "..", "bell\u{7}", "new\nline", "nel\u{85}in"] {
         let (status, body) = w
             .post("/connectors", json!({"name": name, "config": config}))
             .await;
         assert_eq!(status, 400, "POST {name:?}: {body}");
         assert_eq!(body["error_code"], 400, "{body}");
+        if name.starts_with('.') {
+            // HTTP clients resolve `%2E` segments away: no `/connectors/{name}/config` reaches them.
+            continue;
+        }
         let (status, body) = w
             .put(&format!("/connectors/{}/config", enc(name)), config.clone())
             .await;
