@@ -2,7 +2,8 @@
 //!
 //! Logger names are tracing targets (`liteconnect::worker`, …). Kafka's names under
 //! `org.apache.kafka.connect` are accepted too and steer liteconnect's own logs, so scripts written for
-//! Kafka Connect keep working. `root` is the default level.
+//! Kafka Connect keep working; `org.apache.kafka.connect.runtime.rest.RestServer`, Kafka's request log,
+//! steers liteconnect's (target [`REQUEST_LOG_TARGET`]). `root` is the default level.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
@@ -10,6 +11,19 @@ use std::sync::{Mutex, OnceLock};
 use tracing_subscriber::{reload, EnvFilter, Registry};
 
 type Handle = reload::Handle<EnvFilter, Registry>;
+
+/// The target of the REST request log: one INFO line per request (method, path, status, time).
+pub const REQUEST_LOG_TARGET: &str = "liteconnect::rest::requests";
+
+/// Kafka logger names whose liteconnect target is not the name with `org.apache.kafka.connect` swapped
+/// for `liteconnect`, most specific first. The same holds for their descendants.
+const KAFKA_TARGETS: &[(&str, &str)] = &[
+    (
+        "org.apache.kafka.connect.runtime.rest.RestServer",
+        REQUEST_LOG_TARGET,
+    ),
+    ("org.apache.kafka.connect.runtime.rest", "liteconnect::rest"),
+];
 
 /// A level and when it was last changed through the API (epoch ms), as Kafka reports loggers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +90,13 @@ fn filter_level(level: &str) -> Option<&'static str> {
 }
 
 fn target_of(logger: &str) -> String {
+    for (kafka, target) in KAFKA_TARGETS {
+        if let Some(rest) = logger.strip_prefix(kafka) {
+            if rest.is_empty() || rest.starts_with('.') {
+                return format!("{target}{}", rest.replace('.', "::"));
+            }
+        }
+    }
     match logger.strip_prefix("org.apache.kafka.connect") {
         Some(rest) => format!("liteconnect{}", rest.replace('.', "::")),
         None => logger.replace('.', "::"),
@@ -192,6 +213,18 @@ mod tests {
             "liteconnect::worker"
         );
         assert_eq!(target_of("liteconnect::rest"), "liteconnect::rest");
+        assert_eq!(
+            target_of("org.apache.kafka.connect.runtime.rest.RestServer"),
+            REQUEST_LOG_TARGET
+        );
+        assert_eq!(
+            target_of("org.apache.kafka.connect.runtime.rest.resources"),
+            "liteconnect::rest::resources"
+        );
+        assert_eq!(
+            target_of("org.apache.kafka.connect.runtime.restish"),
+            "liteconnect::runtime::restish"
+        );
         assert_eq!(filter_level("fatal"), Some("error"));
         assert_eq!(filter_level("LOUD"), None);
     }

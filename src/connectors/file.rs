@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value as Json};
 
@@ -133,6 +133,41 @@ pub struct FileSourceTask {
     position: u64,
     /// The file was replaced or truncated: the next open reads it from the start, not the stored offset.
     from_start: bool,
+    /// Throttles the warning about a missing file.
+    missing: WarnThrottle,
+}
+
+/// How often a repeated warning is logged again: the first time at once, then at most once per interval
+/// with the number of times it was held back.
+#[derive(Debug, Default)]
+struct WarnThrottle {
+    last: Option<Instant>,
+    held_back: u64,
+}
+
+impl WarnThrottle {
+    /// Logging a repeated warning again at most this often.
+    const INTERVAL: Duration = Duration::from_secs(60);
+
+    /// Notes one occurrence at `now`. Returns whether to log it, with how many occurrences were held back
+    /// since the last one logged.
+    fn note(&mut self, now: Instant) -> Option<u64> {
+        match self.last {
+            Some(last) if now.saturating_duration_since(last) < Self::INTERVAL => {
+                self.held_back += 1;
+                None
+            }
+            _ => {
+                self.last = Some(now);
+                Some(std::mem::take(&mut self.held_back))
+            }
+        }
+    }
+
+    /// The condition is over: the next occurrence is logged at once.
+    fn reset(&mut self) {
+        *self = WarnThrottle::default();
+    }
 }
 
 impl FileSourceTask {
@@ -157,7 +192,15 @@ impl FileSourceTask {
         let mut file = match File::open(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                tracing::warn!(file = %path, "Couldn't find file for FileStreamSourceTask, sleeping to wait for it to be created.");
+                match self.missing.note(Instant::now()) {
+                    Some(0) => {
+                        tracing::warn!(file = %path, "Couldn't find file for FileStreamSourceTask, sleeping to wait for it to be created.")
+                    }
+                    Some(held_back) => {
+                        tracing::warn!(file = %path, "Couldn't find file for FileStreamSourceTask, sleeping to wait for it to be created ({held_back} more times since the last warning).")
+                    }
+                    None => {}
+                }
                 return Ok(false);
             }
             Err(e) => {
@@ -166,6 +209,7 @@ impl FileSourceTask {
                 )))
             }
         };
+        self.missing.reset();
         let stored = context.offset(&json!({ FILENAME_FIELD: path }))?;
         let stored = if std::mem::take(&mut self.from_start) {
             None
@@ -483,6 +527,30 @@ mod tests {
         assert_eq!(
             lines_of(&mut task, b"\nnext"),
             vec![("no end yet".into(), 12)]
+        );
+    }
+
+    #[test]
+    fn a_repeated_warning_is_logged_once_then_once_a_minute_with_a_count() {
+        let mut throttle = WarnThrottle::default();
+        let t0 = Instant::now();
+        let at = |secs: u64| t0 + Duration::from_secs(secs);
+        assert_eq!(throttle.note(at(0)), Some(0), "the first one is logged");
+        for s in 1..60 {
+            assert_eq!(throttle.note(at(s)), None, "held back at {s}s");
+        }
+        assert_eq!(
+            throttle.note(at(60)),
+            Some(59),
+            "a minute later, with the count"
+        );
+        assert_eq!(throttle.note(at(61)), None);
+        assert_eq!(throttle.note(at(125)), Some(1));
+        throttle.reset();
+        assert_eq!(
+            throttle.note(at(126)),
+            Some(0),
+            "after a reset, at once again"
         );
     }
 

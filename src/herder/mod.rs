@@ -5,6 +5,7 @@
 //! stored state is written first and the running tasks follow it. Reads take no lock on the database:
 //! configs, target states and task configs are mirrored in memory.
 
+mod names;
 mod offsets;
 mod startup;
 pub mod status;
@@ -92,7 +93,9 @@ fn check_config(plugins: &Plugins, config: &Props) -> Result<(), ConnectError> {
     let infos = plugins.validate(&as_options)?;
     match invalid_config_message(&infos) {
         Some(message) => Err(ConnectError::BadRequest(message)),
-        None => Ok(()),
+        None => Ok(names::validate_connector_name(
+            config.get("name").map(String::as_str).unwrap_or_default(),
+        )?),
     }
 }
 

@@ -88,6 +88,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 Ok(Reply::json(200, &h.connector_info(name)?))
             } else {
                 h.delete_connector(name).await?;
+                tracing::info!(connector = %name, "Connector deleted.");
                 Ok(Reply::empty(204))
             }
         }
@@ -99,6 +100,11 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                     let body: Map<String, Json> = parse_body(&req.body)?;
                     let config = require_values(state, config_map(body)?)?;
                     let (created, info) = h.put_connector_config(name, config).await?;
+                    if created {
+                        tracing::info!(connector = %name, "Connector created.");
+                    } else {
+                        tracing::info!(connector = %name, "Connector config changed.");
+                    }
                     Ok(if created {
                         Reply::json(201, &info).with_location(connector_location(name))
                     } else {
@@ -107,10 +113,9 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 }
                 _ => {
                     let body: Map<String, Json> = parse_body(&req.body)?;
-                    Ok(Reply::json(
-                        200,
-                        &h.patch_connector_config(name, config_map(body)?).await?,
-                    ))
+                    let info = h.patch_connector_config(name, config_map(body)?).await?;
+                    tracing::info!(connector = %name, "Connector config changed.");
+                    Ok(Reply::json(200, &info))
                 }
             }
         }
@@ -122,29 +127,31 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             only(m, &[Method::POST])?;
             let include_tasks = query_flag(&req.query, "includeTasks", false);
             let only_failed = query_flag(&req.query, "onlyFailed", false);
-            Ok(
-                match h
-                    .restart_connector(name, include_tasks, only_failed)
-                    .await?
-                {
-                    Some(plan) => Reply::json(202, &plan),
-                    None => Reply::empty(204),
-                },
-            )
+            let plan = h
+                .restart_connector(name, include_tasks, only_failed)
+                .await?;
+            tracing::info!(connector = %name, include_tasks, only_failed, "Connector restarted.");
+            Ok(match plan {
+                Some(plan) => Reply::json(202, &plan),
+                None => Reply::empty(204),
+            })
         }
         [name, "pause"] => {
             only(m, &[Method::PUT])?;
             h.pause(name).await?;
+            tracing::info!(connector = %name, "Connector paused.");
             Ok(Reply::empty(202))
         }
         [name, "resume"] => {
             only(m, &[Method::PUT])?;
             h.resume(name).await?;
+            tracing::info!(connector = %name, "Connector resumed.");
             Ok(Reply::empty(202))
         }
         [name, "stop"] => {
             only(m, &[Method::PUT])?;
             h.stop(name).await?;
+            tracing::info!(connector = %name, "Connector stopped.");
             Ok(Reply::empty(204))
         }
         [name, "tasks"] => {
@@ -157,7 +164,9 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
         }
         [name, "tasks", task, "restart"] => {
             only(m, &[Method::POST])?;
-            h.restart_task(name, parse_task(task)?).await?;
+            let task = parse_task(task)?;
+            h.restart_task(name, task).await?;
+            tracing::info!(connector = %name, task, "Task restarted.");
             Ok(Reply::empty(204))
         }
         [name, "topics"] => {
@@ -177,10 +186,12 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 Method::PATCH => {
                     let body: ConnectorOffsets = parse_body(&req.body)?;
                     let message = h.alter_offsets(name, body).await?;
+                    tracing::info!(connector = %name, "Connector offsets altered.");
                     Ok(Reply::json(200, &json!({ "message": message })))
                 }
                 _ => {
                     let message = h.reset_offsets(name).await?;
+                    tracing::info!(connector = %name, "Connector offsets reset.");
                     Ok(Reply::json(200, &json!({ "message": message })))
                 }
             }
@@ -241,7 +252,7 @@ pub(super) type CreateRequest = (
 );
 
 /// Parses a `POST /connectors` body; every refusal is a 400 naming what is wrong.
-pub(super) fn parse_create(body: &bytes::Bytes) -> Result<CreateRequest> {
+pub(super) fn parse_create(body: &super::Body) -> Result<CreateRequest> {
     let body: CreateConnectorRequest = parse_body(body)?;
     let initial = match body.initial_state.as_deref() {
         None => TargetState::Started,
@@ -273,5 +284,6 @@ async fn create(state: &ApiState, req: &Request<'_>) -> Result {
         .herder
         .create_connector(&name, config, initial, offsets)
         .await?;
+    tracing::info!(connector = %info.name, initial_state = ?initial, "Connector created.");
     Ok(Reply::json(201, &info).with_location(connector_location(&info.name)))
 }

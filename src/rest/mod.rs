@@ -23,6 +23,7 @@ use warp::Filter;
 
 use crate::error::ConnectError;
 use crate::herder::Herder;
+use crate::logging::REQUEST_LOG_TARGET;
 use crate::security::Security;
 
 /// What the REST handlers share.
@@ -91,8 +92,41 @@ pub(crate) fn connector_location(name: &str) -> String {
     format!("/connectors/{}", utf8_percent_encode(name, SEGMENT))
 }
 
-/// Parses a JSON body, answering 400 with what is wrong.
-pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(body: &Bytes) -> Result<T> {
+/// A request body, and whether its `Content-Type` lets it be read as JSON.
+#[derive(Debug, Clone)]
+pub(crate) struct Body {
+    bytes: Bytes,
+    json: bool,
+}
+
+impl Body {
+    /// A body sent as JSON (or with no `Content-Type`).
+    pub(crate) fn json(bytes: Bytes) -> Body {
+        Body { bytes, json: true }
+    }
+}
+
+/// Whether a request's `Content-Type` is one a JSON resource consumes, as JAX-RS decides it: none at all,
+/// `application/json` with any parameters (`charset=utf-8`), or a wildcard that covers it.
+fn json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(warp::http::header::CONTENT_TYPE) else {
+        return true;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    ["application/json", "application/*", "*/*"]
+        .iter()
+        .any(|t| essence.eq_ignore_ascii_case(t))
+}
+
+/// Parses a JSON body: 415 when its `Content-Type` is not JSON, 400 with what is wrong otherwise.
+pub(crate) fn parse_body<T: serde::de::DeserializeOwned>(body: &Body) -> Result<T> {
+    if !body.json {
+        return Err(Reply::error(415, "HTTP 415 Unsupported Media Type"));
+    }
+    let body = &body.bytes;
     if body.is_empty() {
         return Err(Reply::error(
             400,
@@ -143,7 +177,7 @@ pub(crate) struct Request<'a> {
     pub(crate) method: &'a Method,
     pub(crate) segments: Vec<String>,
     pub(crate) query: Vec<(String, String)>,
-    pub(crate) body: Bytes,
+    pub(crate) body: Body,
 }
 
 async fn route(state: &ApiState, req: Request<'_>) -> Reply {
@@ -175,7 +209,7 @@ async fn root(state: &ApiState, req: &Request<'_>) -> Result {
         200,
         &json!({
             "version": env!("CARGO_PKG_VERSION"),
-            "commit": option_env!("LITECONNECT_COMMIT").unwrap_or("unknown"),
+            "commit": env!("LITECONNECT_COMMIT"),
             "kafka_cluster_id": state.herder.store().cluster_id(),
         }),
     ))
@@ -213,13 +247,18 @@ async fn health(state: &ApiState, req: &Request<'_>) -> Result {
     })
 }
 
-fn into_response(reply: Reply) -> Response {
+/// The response to a reply; for `HEAD` without the body, but with the length a `GET` body would have.
+fn into_response(reply: Reply, head: bool) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut builder = warp::http::Response::builder().status(status);
     if let Some(l) = &reply.location {
         builder = builder.header("Location", l.as_str());
     }
     let response = match reply.body {
+        Some(body) if head => builder
+            .header("Content-Type", HeaderValue::from_static("application/json"))
+            .header("Content-Length", body.to_string().len())
+            .body("".into()),
         Some(body) => builder
             .header("Content-Type", HeaderValue::from_static("application/json"))
             .body(body.to_string().into()),
@@ -263,6 +302,75 @@ where
     Ok(Bytes::from(out))
 }
 
+/// One request as it came in.
+struct Incoming {
+    method: Method,
+    path: String,
+    query: String,
+    headers: HeaderMap,
+}
+
+/// Answers one request: security first, then the body, then the route. `HEAD` is answered as `GET`
+/// without the body. Every request is logged on [`REQUEST_LOG_TARGET`].
+async fn serve<S, B>(
+    state: &ApiState,
+    security: &Security,
+    limit: u64,
+    incoming: Incoming,
+    body: S,
+) -> Response
+where
+    S: futures::Stream<Item = std::result::Result<B, warp::Error>> + Unpin,
+    B: Buf,
+{
+    let started = std::time::Instant::now();
+    let Incoming {
+        method,
+        path,
+        query,
+        headers,
+    } = &incoming;
+    let mut response = match security.intercept(method, path, headers) {
+        Some(response) => response,
+        None => {
+            let head = *method == Method::HEAD;
+            let reply = match read_body(body, limit).await {
+                Ok(bytes) => {
+                    let routed = if head { Method::GET } else { method.clone() };
+                    let segments = path
+                        .split('/')
+                        .filter(|s| !s.is_empty())
+                        .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
+                        .collect();
+                    let json = json_content_type(headers);
+                    let req = Request {
+                        method: &routed,
+                        segments,
+                        query: query_pairs(query),
+                        body: Body { bytes, json },
+                    };
+                    route(state, req).await
+                }
+                Err(reply) => reply,
+            };
+            into_response(reply, head)
+        }
+    };
+    security.decorate(method, headers, &mut response);
+    let uri = if query.is_empty() {
+        path.clone()
+    } else {
+        format!("{path}?{query}")
+    };
+    tracing::info!(
+        target: REQUEST_LOG_TARGET,
+        "\"{method} {uri}\" {} {}ms",
+        response.status().as_u16(),
+        started.elapsed().as_millis()
+    );
+    response
+}
+
 /// The whole API as one warp filter, with CORS as configured and no authentication (see [`routes_with`]).
 pub fn routes(state: ApiState) -> impl Filter<Extract = (Response,), Error = Infallible> + Clone {
     let config = state.herder.worker_config().clone();
@@ -291,35 +399,28 @@ pub fn routes_with(
         .and(warp::query::raw().or(warp::any().map(String::new)).unify())
         .and(warp::header::headers_cloned())
         .and(warp::body::stream())
-        .then(move |method: Method, path: warp::path::FullPath, query: String, headers: HeaderMap, body| {
-            let state = state.clone();
-            let security = security.clone();
-            async move {
-                if let Some(mut response) = security.intercept(&method, path.as_str(), &headers) {
-                    security.decorate(&method, &headers, &mut response);
-                    return response;
-                }
-                let reply = match read_body(Box::pin(body), limit).await {
-                    Ok(body) => {
-                        let segments = path
-                            .as_str()
-                            .split('/')
-                            .filter(|s| !s.is_empty())
-                            .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
-                            .collect();
-                        let req = Request { method: &method, segments, query: query_pairs(&query), body };
-                        route(&state, req).await
-                    }
-                    Err(reply) => reply,
+        .then(
+            move |method: Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  headers: HeaderMap,
+                  body| {
+                let state = state.clone();
+                let security = security.clone();
+                let incoming = Incoming {
+                    method,
+                    path: path.as_str().to_string(),
+                    query,
+                    headers,
                 };
-                tracing::debug!(method = %method, path = path.as_str(), status = reply.status, "Request served.");
-                let mut response = into_response(reply);
-                security.decorate(&method, &headers, &mut response);
-                response
-            }
-        })
+                async move { serve(&state, &security, limit, incoming, Box::pin(body)).await }
+            },
+        )
         .recover(|_rejection: warp::Rejection| async {
-            Ok::<_, Infallible>(into_response(Reply::error(400, "The request could not be read.")))
+            Ok::<_, Infallible>(into_response(
+                Reply::error(400, "The request could not be read."),
+                false,
+            ))
         })
         .unify()
 }
@@ -331,6 +432,10 @@ pub mod bodies {
     use bytes::Bytes;
     use serde_json::{Map, Value as Json};
 
+    fn json(body: &[u8]) -> super::Body {
+        super::Body::json(Bytes::copy_from_slice(body))
+    }
+
     fn message(reply: super::Reply) -> String {
         reply
             .body
@@ -340,15 +445,14 @@ pub mod bodies {
 
     /// `POST /connectors`.
     pub fn create_connector(body: &[u8]) -> Result<(), String> {
-        super::connectors::parse_create(&Bytes::copy_from_slice(body))
+        super::connectors::parse_create(&json(body))
             .map(|_| ())
             .map_err(message)
     }
 
     /// `PUT` / `PATCH /connectors/{c}/config` and `PUT /connector-plugins/{p}/config/validate`.
     pub fn connector_config(body: &[u8]) -> Result<(), String> {
-        let map: Map<String, Json> =
-            super::parse_body(&Bytes::copy_from_slice(body)).map_err(message)?;
+        let map: Map<String, Json> = super::parse_body(&json(body)).map_err(message)?;
         super::connectors::config_map(map)
             .map(|_| ())
             .map_err(message)
@@ -356,7 +460,7 @@ pub mod bodies {
 
     /// `PATCH /connectors/{c}/offsets`.
     pub fn offsets(body: &[u8]) -> Result<(), String> {
-        super::parse_body::<crate::herder::ConnectorOffsets>(&Bytes::copy_from_slice(body))
+        super::parse_body::<crate::herder::ConnectorOffsets>(&json(body))
             .map(|_| ())
             .map_err(message)
     }

@@ -14,6 +14,7 @@ mod migrate;
 mod offsets;
 mod persistence;
 mod rest_api;
+mod rest_polish;
 mod security;
 mod transforms;
 mod verifiable;
