@@ -256,31 +256,54 @@ pub async fn serve(
         })?;
     let statuses = StatusBoard::new(worker_id(&worker.config, bound), worker.store.clone());
     let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let servers = start_servers(&worker, &herder, listeners, &stop_rx);
-    let outcome = start_connectors(&herder, worker.startup).await;
-    let mut retention = None;
+    let (stop, stop_rx) = watch::channel(false);
+    let mut running = Running {
+        servers: start_servers(&worker, &herder, listeners, &stop_rx),
+        retention: None,
+        stop,
+        herder,
+        store: worker.store.clone(),
+    };
+    let outcome = start_connectors(&running.herder, worker.startup).await;
     if outcome.is_ok() {
-        retention = Some(tokio::spawn(retention_loop(
-            worker.store.clone(),
-            worker.config.clone(),
+        running.retention = Some(tokio::spawn(retention_loop(
+            worker.store,
+            worker.config,
             stop_rx,
         )));
         shutdown.await;
         tracing::info!("Shutting down.");
     }
-    let _ = stop_tx.send(true);
-    if let Some(r) = retention {
-        let _ = r.await;
-    }
-    for s in servers {
-        let _ = s.await;
-    }
-    herder.shutdown().await;
-    // Last: every write is on disk and the lock is released, so the file can be opened again at once.
-    worker.store.close().await;
-    tracing::info!("Worker stopped.");
+    running.shut_down().await;
     outcome
+}
+
+/// What a serving worker has to stop.
+struct Running {
+    /// Turned true to stop the servers and the retention loop.
+    stop: watch::Sender<bool>,
+    servers: Vec<JoinHandle<()>>,
+    retention: Option<JoinHandle<()>>,
+    herder: Arc<Herder>,
+    store: Store,
+}
+
+impl Running {
+    /// Stops accepting requests (letting those being handled finish), stops every task (committing sink
+    /// offsets), then closes the database.
+    async fn shut_down(self) {
+        let _ = self.stop.send(true);
+        if let Some(r) = self.retention {
+            let _ = r.await;
+        }
+        for s in self.servers {
+            let _ = s.await;
+        }
+        self.herder.shutdown().await;
+        // Last: every write is on disk and the lock is released, so the file can be opened again at once.
+        self.store.close().await;
+        tracing::info!("Worker stopped.");
+    }
 }
 
 /// Starts one server per listener, logging each address.

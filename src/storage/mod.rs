@@ -874,4 +874,34 @@ mod tests {
             "{second:?}"
         );
     }
+
+    #[test]
+    fn other_names_for_an_open_store_are_locked_out_until_it_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = open(dir.path());
+        let db = dir.path().join("t.db");
+        std::os::unix::fs::symlink(&db, dir.path().join("symlink.db")).unwrap();
+        std::fs::hard_link(&db, dir.path().join("hardlink.db")).unwrap();
+        let at = |name: &str| {
+            Store::open(&StoreOptions {
+                path: dir.path().join(name),
+                synchronous: Synchronous::Normal,
+                max_bytes: None,
+                buffer: None,
+            })
+        };
+        let pid = format!("process {}", std::process::id());
+        for name in ["symlink.db", "hardlink.db"] {
+            match at(name) {
+                Err(StorageError::Locked { holder, .. }) => assert_eq!(holder, pid, "{name}"),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(first.close());
+        let again = at("symlink.db").expect("the lock is released on close");
+        rt.block_on(again.close());
+    }
 }
