@@ -529,3 +529,58 @@ async fn export_names_files_readably_and_goes_on_past_a_failing_connector() {
     assert!(out_dir.join("src-p.json").exists());
     a.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_fed_by_a_source_left_behind_stays_unless_its_offsets_are_copied() {
+    let (da, db) = (tempdir(), tempdir());
+    let a = TestWorker::start(da.path()).await;
+    let b = TestWorker::start(db.path()).await;
+    let (input, output) = (da.path().join("in.txt"), da.path().join("out.txt"));
+    append_lines(&input, ["1".to_string(), "2".to_string()]);
+    assert_eq!(
+        a.post("/connectors", file_source("feeder", &input, "t"))
+            .await
+            .0,
+        201
+    );
+    assert_eq!(
+        a.post("/connectors", file_sink("fed", &output, "t"))
+            .await
+            .0,
+        201
+    );
+    wait_until("A to deliver both lines", || async {
+        lines(&output).len() == 2
+    })
+    .await;
+
+    let (code, out, err) = migrate_cli(&a.url, &b.url, &["fed"]).await;
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains("source connector feeder still writes") && err.contains("Nothing was stopped"),
+        "{err}"
+    );
+    assert_eq!(a.status("fed").await["connector"]["state"], "RUNNING");
+    assert_eq!(b.get("/connectors").await.1, json!([]));
+
+    // --sink-offsets copy moves it with its offsets, as for a target on the same Kafka cluster.
+    let offsets = a.get("/connectors/fed/offsets").await.1;
+    let (code, out, err) = cli(vec![
+        "migrate".into(),
+        "--from".into(),
+        a.url.clone(),
+        "--to".into(),
+        b.url.clone(),
+        "--sink-offsets".into(),
+        "copy".into(),
+        "--leave-stopped".into(),
+        "fed".into(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("fed: offsets written and verified"), "{out}");
+    assert_eq!(b.get("/connectors/fed/offsets").await.1, offsets);
+    assert_eq!(a.status("fed").await["connector"]["state"], "STOPPED");
+    a.stop().await;
+    b.stop().await;
+}
