@@ -92,33 +92,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 Ok(Reply::empty(204))
             }
         }
-        [name, "config"] => {
-            only(m, &[Method::GET, Method::PUT, Method::PATCH])?;
-            match *m {
-                Method::GET => Ok(Reply::json(200, &h.connector_config(name)?)),
-                Method::PUT => {
-                    let body: Map<String, Json> = parse_body(&req.body)?;
-                    let config = require_values(state, config_map(body)?)?;
-                    let (created, info) = h.put_connector_config(name, config).await?;
-                    if created {
-                        tracing::info!(connector = %name, "Connector created.");
-                    } else {
-                        tracing::info!(connector = %name, "Connector config changed.");
-                    }
-                    Ok(if created {
-                        Reply::json(201, &info).with_location(connector_location(name))
-                    } else {
-                        Reply::json(200, &info)
-                    })
-                }
-                _ => {
-                    let body: Map<String, Json> = parse_body(&req.body)?;
-                    let info = h.patch_connector_config(name, config_map(body)?).await?;
-                    tracing::info!(connector = %name, "Connector config changed.");
-                    Ok(Reply::json(200, &info))
-                }
-            }
-        }
+        [name, "config"] => config(state, req, name).await,
         [name, "status"] => {
             only(m, &[Method::GET])?;
             Ok(Reply::json(200, &h.connector_status(name)?))
@@ -179,24 +153,58 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             h.reset_active_topics(name).await?;
             Ok(Reply::empty(202))
         }
-        [name, "offsets"] => {
-            only(m, &[Method::GET, Method::PATCH, Method::DELETE])?;
-            match *m {
-                Method::GET => Ok(Reply::json(200, &h.offsets(name).await?)),
-                Method::PATCH => {
-                    let body: ConnectorOffsets = parse_body(&req.body)?;
-                    let message = h.alter_offsets(name, body).await?;
-                    tracing::info!(connector = %name, "Connector offsets altered.");
-                    Ok(Reply::json(200, &json!({ "message": message })))
-                }
-                _ => {
-                    let message = h.reset_offsets(name).await?;
-                    tracing::info!(connector = %name, "Connector offsets reset.");
-                    Ok(Reply::json(200, &json!({ "message": message })))
-                }
-            }
-        }
+        [name, "offsets"] => offsets(state, req, name).await,
         _ => Err(Reply::error(404, "HTTP 404 Not Found")),
+    }
+}
+
+/// `/connectors/{name}/config`: read, replace (or create), patch.
+async fn config(state: &ApiState, req: &Request<'_>, name: &str) -> Result {
+    let h = &state.herder;
+    only(req.method, &[Method::GET, Method::PUT, Method::PATCH])?;
+    match *req.method {
+        Method::GET => Ok(Reply::json(200, &h.connector_config(name)?)),
+        Method::PUT => {
+            let body: Map<String, Json> = parse_body(&req.body)?;
+            let config = require_values(state, config_map(body)?)?;
+            let (created, info) = h.put_connector_config(name, config).await?;
+            if created {
+                tracing::info!(connector = %name, "Connector created.");
+            } else {
+                tracing::info!(connector = %name, "Connector config changed.");
+            }
+            Ok(if created {
+                Reply::json(201, &info).with_location(connector_location(name))
+            } else {
+                Reply::json(200, &info)
+            })
+        }
+        _ => {
+            let body: Map<String, Json> = parse_body(&req.body)?;
+            let info = h.patch_connector_config(name, config_map(body)?).await?;
+            tracing::info!(connector = %name, "Connector config changed.");
+            Ok(Reply::json(200, &info))
+        }
+    }
+}
+
+/// `/connectors/{name}/offsets`: read, alter, reset (KIP-875).
+async fn offsets(state: &ApiState, req: &Request<'_>, name: &str) -> Result {
+    let h = &state.herder;
+    only(req.method, &[Method::GET, Method::PATCH, Method::DELETE])?;
+    match *req.method {
+        Method::GET => Ok(Reply::json(200, &h.offsets(name).await?)),
+        Method::PATCH => {
+            let body: ConnectorOffsets = parse_body(&req.body)?;
+            let message = h.alter_offsets(name, body).await?;
+            tracing::info!(connector = %name, "Connector offsets altered.");
+            Ok(Reply::json(200, &json!({ "message": message })))
+        }
+        _ => {
+            let message = h.reset_offsets(name).await?;
+            tracing::info!(connector = %name, "Connector offsets reset.");
+            Ok(Reply::json(200, &json!({ "message": message })))
+        }
     }
 }
 

@@ -1,9 +1,11 @@
 //! The REST API: Kafka Connect's paths, JSON shapes and status codes.
 //!
-//! One warp filter hands every request to [`route`], which matches the path by hand. Routing by hand keeps
+//! One warp filter hands every request to `route`, which matches the path by hand. Routing by hand keeps
 //! three things exact that matter for compatibility: path segments are percent-decoded (connector names
 //! may contain `/`, `?`, `%`…), an unknown path is a 404 and a known path with the wrong method a 405,
-//! both with Kafka's `{"error_code", "message"}` body.
+//! both with Kafka's `{"error_code", "message"}` body. `HEAD` is answered wherever `GET` is, without the
+//! body; a body sent with a `Content-Type` other than JSON is answered 415, as JAX-RS does. Every request
+//! is logged at INFO on [`REQUEST_LOG_TARGET`] (Kafka's logger `org.apache.kafka.connect.runtime.rest.RestServer`).
 
 mod connectors;
 mod loggers;
