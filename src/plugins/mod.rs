@@ -1,193 +1,170 @@
 //! The plugin registry: every connector, converter, transformation and predicate liteconnect ships,
-//! found by Kafka's class names and aliases (spec §8.3).
+//! in one table ([`table`]), found by Kafka's class names and aliases through one resolver
+//! ([`resolve`], spec §8.3). REST, validation, the herder, the worker and the CLI all go through it.
+
+mod desc;
+mod resolve;
+mod table;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
-use crate::config::connector::{validate_connector_config, ConnectorType, PluginLookup};
-use crate::config::def::{ConfigDef, ConfigInfos};
-use crate::connectors::file::{FileStreamSink, FileStreamSource};
-use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
-use crate::connectors::ConnectorPlugin;
-use crate::converters::{self, ConverterKind};
+use crate::config::connector::{plugin_config_keys, validate_connector_config, PluginLookup};
+use crate::config::def::{key_info, ConfigDef, ConfigInfos, ConfigKeyInfo};
+use crate::connectors::{ConnectorPlugin, ConnectorType};
 use crate::error::ConnectError;
-use crate::transforms;
+
+pub use desc::{
+    simple_name, Factory, MakeConverter, MakeHeaderConverter, MakePredicate, MakeTransform,
+    PluginDesc, PluginKind,
+};
+pub use resolve::ResolveError;
 
 /// One row of `GET /connector-plugins`.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct PluginInfo {
     /// Fully qualified class name.
     pub class: String,
-    /// `source`, `sink`, `converter`, `header_converter`, `transformation` or `predicate`.
+    /// The plugin's interface.
     #[serde(rename = "type")]
-    pub plugin_type: String,
+    pub plugin_type: PluginKind,
     /// Plugin version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
 }
 
-/// All installed plugins.
-#[derive(Debug, Clone)]
-pub struct Plugins {
-    connectors: Vec<Arc<dyn ConnectorPlugin>>,
+/// The `type` of a connector in Kafka's `ConnectorInfo` and status answers: `unknown` when its class
+/// names no installed connector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectorInfoType {
+    /// A source connector.
+    Source,
+    /// A sink connector.
+    Sink,
+    /// The class is not installed.
+    Unknown,
 }
 
-impl Default for Plugins {
-    fn default() -> Self {
-        Self::new()
+impl ConnectorInfoType {
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorInfoType::Source => "source",
+            ConnectorInfoType::Sink => "sink",
+            ConnectorInfoType::Unknown => "unknown",
+        }
     }
 }
 
-/// Why a connector class could not be resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ResolveError {
-    /// No class matches.
-    NotFound(String),
-    /// More than one class matches the alias.
-    Ambiguous(String),
+impl From<ConnectorType> for ConnectorInfoType {
+    fn from(t: ConnectorType) -> Self {
+        match t {
+            ConnectorType::Source => ConnectorInfoType::Source,
+            ConnectorType::Sink => ConnectorInfoType::Sink,
+        }
+    }
 }
 
-fn simple_name(class: &str) -> &str {
-    class.rsplit(['.', '$']).next().unwrap_or(class)
+/// The installed plugins and their alias table, built once.
+struct Table {
+    rows: Vec<PluginDesc>,
+    aliases: BTreeMap<&'static str, &'static str>,
 }
+
+fn installed() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let rows = table::rows();
+        let aliases = resolve::alias_table(&rows);
+        Table { rows, aliases }
+    })
+}
+
+/// Resolves a plugin name (full class name or alias) to the row of one of `kinds`; for a class with
+/// rows of several of them, the first of `kinds` wins.
+///
+/// # Errors
+/// Kafka's messages for a name that matches nothing, or (connectors) more than one class.
+pub fn resolve(kinds: &[PluginKind], name: &str) -> Result<&'static PluginDesc, ResolveError> {
+    let table = installed();
+    resolve::resolve(&table.rows, &table.aliases, kinds, name)
+}
+
+/// Every installed row of `kind`, sorted by class as Kafka lists plugins.
+pub fn of_kind(kind: PluginKind) -> Vec<&'static PluginDesc> {
+    let mut rows: Vec<_> = installed().rows.iter().filter(|r| r.kind == kind).collect();
+    rows.sort_by_key(|r| r.class);
+    rows
+}
+
+/// All installed plugins.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plugins;
 
 impl Plugins {
     /// The built-in plugin set.
     pub fn new() -> Self {
-        Plugins {
-            connectors: vec![
-                Arc::new(FileStreamSink),
-                Arc::new(FileStreamSource),
-                Arc::new(MockSink),
-                Arc::new(MockSource),
-                Arc::new(VerifiableSink),
-                Arc::new(VerifiableSource),
-                Arc::new(crate::connectors::kafka::KafkaSink),
-                Arc::new(crate::connectors::kafka::MirrorSource),
-            ],
-        }
+        Plugins
     }
 
-    /// Connector plugins, sorted by class.
-    pub fn connectors(&self) -> impl Iterator<Item = &Arc<dyn ConnectorPlugin>> {
-        self.connectors.iter()
+    /// Connector plugins, sinks then sources, each sorted by class.
+    pub fn connectors(&self) -> impl Iterator<Item = &'static Arc<dyn ConnectorPlugin>> {
+        PluginKind::CONNECTORS
+            .into_iter()
+            .flat_map(of_kind)
+            .filter_map(PluginDesc::connector_plugin)
     }
 
     /// Finds a connector by fully qualified name, simple name, or simple name without `Connector`.
+    ///
+    /// # Errors
+    /// Kafka's `Failed to find any class ...` or `More than one connector matches alias ...`.
     pub fn connector(&self, name: &str) -> Result<Arc<dyn ConnectorPlugin>, ResolveError> {
-        let name = name.trim();
-        if let Some(p) = self.connectors.iter().find(|p| p.class() == name) {
-            return Ok(p.clone());
-        }
-        let matches: Vec<_> = self
-            .connectors
-            .iter()
-            .filter(|p| {
-                let simple = simple_name(p.class());
-                simple == name || simple.strip_suffix("Connector") == Some(name)
-            })
-            .collect();
-        match matches.as_slice() {
-            [one] => Ok((*one).clone()),
-            [] => Err(ResolveError::NotFound(format!(
-                "Failed to find any class that implements Connector and which name matches {name}, available connectors are: {}",
-                self.connectors
-                    .iter()
-                    .map(|p| format!(
-                        "PluginDesc{{klass=class {}, name='{}', version='{}', encodedVersion={}, type={}, typeName='{}', location='classpath'}}",
-                        p.class(),
-                        p.class(),
-                        p.version(),
-                        p.version(),
-                        p.connector_type().as_str(),
-                        p.connector_type().as_str()
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))),
-            many => Err(ResolveError::Ambiguous(format!(
-                "More than one connector matches alias {name}. Please use full package and class name instead. Classes found: {}",
-                many.iter().map(|p| p.class()).collect::<Vec<_>>().join(", ")
-            ))),
-        }
+        let row = resolve(&PluginKind::CONNECTORS, name)?;
+        Ok(row
+            .connector_plugin()
+            .expect("connector rows hold a connector")
+            .clone())
     }
 
-    /// `GET /connector-plugins/{p}/config` for a plugin that is not a connector: converters,
-    /// transformations and predicates (their own keys only, in definition order).
-    pub fn plugin_config(&self, name: &str) -> Option<Vec<crate::config::def::ConfigKeyInfo>> {
-        let smt = transforms::transformation_def(name).or_else(|| transforms::predicate_def(name));
-        if let Some(def) = smt {
-            return Some(
-                def.keys()
-                    .iter()
-                    .map(crate::config::def::key_info)
-                    .collect(),
-            );
-        }
-        let c = converters::resolve_converter_class(name)?;
-        let def = if c.kinds.contains(&ConverterKind::Converter) {
-            self.converter_def(c.class)
-        } else {
-            self.header_converter_def(c.class)
-        }?;
-        Some(
-            def.keys()
-                .iter()
-                .map(crate::config::def::key_info)
-                .collect(),
-        )
+    /// The `type` Kafka shows for a connector of this class.
+    pub fn connector_type(&self, class: Option<&str>) -> ConnectorInfoType {
+        class
+            .and_then(|c| self.connector(c).ok())
+            .map_or(ConnectorInfoType::Unknown, |p| p.connector_type().into())
     }
 
-    /// `GET /connector-plugins`: connectors (sink then source), then, unless `connectors_only`, the rest.
+    /// `GET /connector-plugins/{p}/config`: a connector's own keys then the framework keys it does
+    /// not redefine; any other plugin's own keys, in definition order. `None` for an unknown name.
+    pub fn plugin_config(&self, name: &str) -> Option<Vec<ConfigKeyInfo>> {
+        let row = resolve(&PluginKind::ALL, name).ok()?;
+        let def = row.config_def();
+        Some(match row.connector_plugin() {
+            Some(p) => plugin_config_keys(p.connector_type(), &def),
+            None => def.keys().iter().map(key_info).collect(),
+        })
+    }
+
+    /// `GET /connector-plugins`: connectors (sink then source), then, unless `connectors_only`,
+    /// transformations, predicates, converters and header converters, each kind sorted by class.
     pub fn list(&self, connectors_only: bool) -> Vec<PluginInfo> {
-        let mut out = Vec::new();
-        for kind in [ConnectorType::Sink, ConnectorType::Source] {
-            let mut group: Vec<_> = self
-                .connectors
-                .iter()
-                .filter(|p| p.connector_type() == kind)
-                .map(|p| PluginInfo {
-                    class: p.class().to_string(),
-                    plugin_type: kind.as_str().to_string(),
-                    version: Some(p.version().to_string()),
-                })
-                .collect();
-            group.sort_by(|a, b| a.class.cmp(&b.class));
-            out.extend(group);
-        }
-        if connectors_only {
-            return out;
-        }
-        // the registry lists each kind sorted by class already
-        for (classes, type_name) in [
-            (transforms::transformation_classes(), "transformation"),
-            (transforms::predicate_classes(), "predicate"),
-        ] {
-            out.extend(classes.into_iter().map(|class| PluginInfo {
-                class,
-                plugin_type: type_name.to_string(),
-                version: Some(converters::KAFKA_VERSION.to_string()),
-            }));
-        }
-        for (kind, type_name) in [
-            (ConverterKind::Converter, "converter"),
-            (ConverterKind::HeaderConverter, "header_converter"),
-        ] {
-            let mut group: Vec<_> = converters::converter_plugins()
-                .iter()
-                .filter(|c| c.kinds.contains(&kind))
-                .map(|c| PluginInfo {
-                    class: c.class.to_string(),
-                    plugin_type: type_name.to_string(),
-                    version: Some(c.version.to_string()),
-                })
-                .collect();
-            group.sort_by(|a, b| a.class.cmp(&b.class));
-            out.extend(group);
-        }
-        out
+        let kinds: &[PluginKind] = if connectors_only {
+            &PluginKind::CONNECTORS
+        } else {
+            &PluginKind::ALL
+        };
+        kinds
+            .iter()
+            .flat_map(|k| of_kind(*k))
+            .map(|r| PluginInfo {
+                class: r.class.to_string(),
+                plugin_type: r.kind,
+                version: Some(r.version.to_string()),
+            })
+            .collect()
     }
 }
 
@@ -218,9 +195,9 @@ impl Plugins {
                 )))
             }
         };
-        let plugin = self.connector(&class).map_err(|e| match e {
-            ResolveError::NotFound(m) | ResolveError::Ambiguous(m) => ConnectError::BadRequest(m),
-        })?;
+        let plugin = self
+            .connector(&class)
+            .map_err(|e| ConnectError::BadRequest(e.to_string()))?;
         let def = plugin.config_def();
         let extra = plugin.validate(config);
         Ok(validate_connector_config(
@@ -234,35 +211,39 @@ impl Plugins {
     }
 }
 
+/// The config definition of the row of `kind` that `name` resolves to.
+fn def_of(kind: PluginKind, name: &str) -> Option<ConfigDef> {
+    resolve(&[kind], name).ok().map(PluginDesc::config_def)
+}
+
+fn classes_of(kind: PluginKind) -> Vec<String> {
+    of_kind(kind).iter().map(|r| r.class.to_owned()).collect()
+}
+
 impl PluginLookup for Plugins {
     fn transformation_def(&self, class: &str) -> Option<ConfigDef> {
-        transforms::transformation_def(class)
+        def_of(PluginKind::Transformation, class)
     }
     fn predicate_def(&self, class: &str) -> Option<ConfigDef> {
-        transforms::predicate_def(class)
+        def_of(PluginKind::Predicate, class)
     }
     fn transformation_classes(&self) -> Vec<String> {
-        transforms::transformation_classes()
+        classes_of(PluginKind::Transformation)
     }
     fn predicate_classes(&self) -> Vec<String> {
-        transforms::predicate_classes()
+        classes_of(PluginKind::Predicate)
     }
     /// Transformation and predicate aliases show as the class they stand for, as in Kafka;
     /// other names stay as given.
     fn class_name(&self, class: &str) -> String {
-        transforms::resolve_transformation(class)
-            .or_else(|| transforms::resolve_predicate(class))
-            .map_or_else(|| class.to_owned(), str::to_owned)
+        resolve(&[PluginKind::Transformation, PluginKind::Predicate], class)
+            .map_or_else(|_| class.to_owned(), |r| r.class.to_owned())
     }
     fn converter_def(&self, class: &str) -> Option<ConfigDef> {
-        converters::resolve_converter_class(class)
-            .filter(|c| c.kinds.contains(&ConverterKind::Converter))
-            .map(|_| ConfigDef::new())
+        def_of(PluginKind::Converter, class)
     }
     fn header_converter_def(&self, class: &str) -> Option<ConfigDef> {
-        converters::resolve_converter_class(class)
-            .filter(|c| c.kinds.contains(&ConverterKind::HeaderConverter))
-            .map(|_| ConfigDef::new())
+        def_of(PluginKind::HeaderConverter, class)
     }
 }
 
@@ -284,7 +265,77 @@ mod tests {
             );
         }
         assert!(
-            matches!(plugins.connector("Nope"), Err(ResolveError::NotFound(m)) if m.starts_with("Failed to find any class that implements Connector and which name matches Nope"))
+            matches!(plugins.connector("Nope"), Err(e @ ResolveError::NotFound { .. }) if e.to_string().starts_with("Failed to find any class that implements Connector and which name matches Nope"))
+        );
+    }
+
+    #[test]
+    fn one_row_per_class_and_kind_and_every_row_resolves_by_class() {
+        let rows = &installed().rows;
+        let mut keys: Vec<_> = rows.iter().map(|r| (r.class, r.kind)).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), rows.len());
+        for r in rows {
+            let found = resolve(&[r.kind], r.class).unwrap();
+            assert_eq!((found.class, found.kind), (r.class, r.kind));
+            let factory_kind = match r.factory {
+                Factory::Connector(ref p) => p.connector_type().into(),
+                Factory::Converter { .. } => PluginKind::Converter,
+                Factory::HeaderConverter { .. } => PluginKind::HeaderConverter,
+                Factory::Transformation { .. } => PluginKind::Transformation,
+                Factory::Predicate { .. } => PluginKind::Predicate,
+            };
+            assert_eq!(factory_kind, r.kind, "{}", r.class);
+        }
+    }
+
+    #[test]
+    fn listing_groups_kinds_in_kafka_order_and_serialises_kafka_type_names() {
+        let plugins = Plugins::new();
+        let all = plugins.list(false);
+        assert_eq!(all.len(), installed().rows.len());
+        let kinds: Vec<PluginKind> = all.iter().map(|p| p.plugin_type).collect();
+        let mut sorted = kinds.clone();
+        sorted.sort_by_key(|k| PluginKind::ALL.iter().position(|x| x == k));
+        assert_eq!(kinds, sorted);
+        let json = serde_json::to_value(&all).unwrap();
+        let mut names: Vec<&str> = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["type"].as_str().unwrap())
+            .collect();
+        names.dedup();
+        assert_eq!(
+            names,
+            [
+                "sink",
+                "source",
+                "transformation",
+                "predicate",
+                "converter",
+                "header_converter"
+            ]
+        );
+        assert_eq!(plugins.list(true).len(), plugins.connectors().count());
+    }
+
+    #[test]
+    fn connector_type_is_unknown_only_for_classes_not_installed() {
+        let plugins = Plugins::new();
+        assert_eq!(
+            plugins.connector_type(Some("FileStreamSink")),
+            ConnectorInfoType::Sink
+        );
+        assert_eq!(
+            plugins.connector_type(Some("JsonConverter")),
+            ConnectorInfoType::Unknown
+        );
+        assert_eq!(plugins.connector_type(None), ConnectorInfoType::Unknown);
+        assert_eq!(
+            serde_json::to_value(ConnectorInfoType::Unknown).unwrap(),
+            "unknown"
         );
     }
 }

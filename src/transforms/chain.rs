@@ -2,7 +2,6 @@
 //! `predicates` keys and applied record by record.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use super::{
     configure_predicate, configure_transformation, java_list, resolve_predicate,
@@ -11,7 +10,8 @@ use super::{
 use crate::record::ConnectRecord;
 
 /// A failure inside the chain: which transformation failed and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct TransformError {
     /// The alias in `transforms`.
     pub alias: String,
@@ -20,14 +20,6 @@ pub struct TransformError {
     /// Kafka's message.
     pub message: String,
 }
-
-impl fmt::Display for TransformError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for TransformError {}
 
 /// One step of the chain (Kafka's `TransformationStage`).
 #[derive(Debug)]

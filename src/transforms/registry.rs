@@ -1,197 +1,55 @@
-//! The transformation and predicate classes, with their config definitions and constructors.
+//! The transformations and predicates as the plugin table ([`crate::plugins`]) knows them: their
+//! class names, definitions and constructors, found by Kafka's alias rules.
 
 use std::collections::BTreeMap;
 
-use super::{
-    cast, extract_field, flatten, headers, hoist_field, insert_field, mask_field, predicates,
-    replace_field, routers, set_schema_metadata, timestamp_converter, value_to_key, Predicate,
-    Side, Transformation,
-};
+use super::{Predicate, Transformation};
 use crate::config::def::ConfigDef;
+use crate::plugins::{self, Factory, PluginDesc, PluginKind};
 
-type MakeTransform = fn(&BTreeMap<String, String>) -> Result<Box<dyn Transformation>, String>;
-type MakePredicate = fn(&BTreeMap<String, String>) -> Result<Box<dyn Predicate>, String>;
-
-/// One transformation class.
-struct TransformSpec {
-    class: &'static str,
-    def: fn() -> ConfigDef,
-    make: MakeTransform,
+fn transformation(name: &str) -> Option<&'static PluginDesc> {
+    plugins::resolve(&[PluginKind::Transformation], name).ok()
 }
 
-/// One predicate class.
-struct PredicateSpec {
-    class: &'static str,
-    def: fn() -> ConfigDef,
-    make: MakePredicate,
+fn predicate(name: &str) -> Option<&'static PluginDesc> {
+    plugins::resolve(&[PluginKind::Predicate], name).ok()
 }
 
-fn boxed<T: Transformation + 'static>(
-    r: Result<T, String>,
-) -> Result<Box<dyn Transformation>, String> {
-    r.map(|t| Box::new(t) as Box<dyn Transformation>)
-}
-
-fn boxed_predicate<T: Predicate + 'static>(
-    r: Result<T, String>,
-) -> Result<Box<dyn Predicate>, String> {
-    r.map(|t| Box::new(t) as Box<dyn Predicate>)
-}
-
-macro_rules! keyed {
-    ($name:literal, $module:ident :: $ty:ident) => {
-        [
-            TransformSpec {
-                class: concat!("org.apache.kafka.connect.transforms.", $name, "$Key"),
-                def: $module::$ty::config_def,
-                make: |p| boxed($module::$ty::configure(Side::Key, p)),
-            },
-            TransformSpec {
-                class: concat!("org.apache.kafka.connect.transforms.", $name, "$Value"),
-                def: $module::$ty::config_def,
-                make: |p| boxed($module::$ty::configure(Side::Value, p)),
-            },
-        ]
-    };
-}
-
-macro_rules! single {
-    ($name:literal, $module:ident :: $ty:ident) => {
-        [TransformSpec {
-            class: concat!("org.apache.kafka.connect.transforms.", $name),
-            def: $module::$ty::config_def,
-            make: |p| boxed($module::$ty::configure(p)),
-        }]
-    };
-}
-
-fn transform_specs() -> Vec<TransformSpec> {
-    let groups: Vec<Vec<TransformSpec>> = vec![
-        keyed!("Cast", cast::Cast).into(),
-        single!("DropHeaders", headers::DropHeaders).into(),
-        keyed!("ExtractField", extract_field::ExtractField).into(),
-        single!("Filter", routers::Filter).into(),
-        keyed!("Flatten", flatten::Flatten).into(),
-        keyed!("HeaderFrom", headers::HeaderFrom).into(),
-        keyed!("HoistField", hoist_field::HoistField).into(),
-        keyed!("InsertField", insert_field::InsertField).into(),
-        single!("InsertHeader", headers::InsertHeader).into(),
-        keyed!("MaskField", mask_field::MaskField).into(),
-        single!("RegexRouter", routers::RegexRouter).into(),
-        keyed!("ReplaceField", replace_field::ReplaceField).into(),
-        keyed!("SetSchemaMetadata", set_schema_metadata::SetSchemaMetadata).into(),
-        keyed!(
-            "TimestampConverter",
-            timestamp_converter::TimestampConverter
-        )
-        .into(),
-        single!("TimestampRouter", routers::TimestampRouter).into(),
-        single!("ValueToKey", value_to_key::ValueToKey).into(),
-    ];
-    let mut specs: Vec<TransformSpec> = groups.into_iter().flatten().collect();
-    specs.sort_by(|a, b| a.class.cmp(b.class));
-    specs
-}
-
-fn predicate_specs() -> Vec<PredicateSpec> {
-    vec![
-        PredicateSpec {
-            class: "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
-            def: predicates::HasHeaderKey::config_def,
-            make: |p| boxed_predicate(predicates::HasHeaderKey::configure(p)),
-        },
-        PredicateSpec {
-            class: "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
-            def: predicates::RecordIsTombstone::config_def,
-            make: |p| boxed_predicate(predicates::RecordIsTombstone::configure(p)),
-        },
-        PredicateSpec {
-            class: "org.apache.kafka.connect.transforms.predicates.TopicNameMatches",
-            def: predicates::TopicNameMatches::config_def,
-            make: |p| boxed_predicate(predicates::TopicNameMatches::configure(p)),
-        },
-    ]
-}
-
-/// Java's `getSimpleName()`: the part after the last `.` or `$`.
-fn simple_name(class: &str) -> &str {
-    class.rsplit(['.', '$']).next().unwrap_or(class)
-}
-
-/// Kafka's alias resolution over one plugin kind: the full name, else an unambiguous simple
-/// name or simple name without `suffix`.
-fn resolve<'a>(classes: &[&'a str], name: &str, suffix: &str) -> Option<&'a str> {
-    let name = crate::config::def::java_trim(name);
-    if let Some(c) = classes.iter().find(|c| **c == name) {
-        return Some(c);
-    }
-    // Kafka builds one alias table over every plugin and drops aliases claimed twice.
-    let mut aliases: BTreeMap<&str, Vec<&'a str>> = BTreeMap::new();
-    for class in classes {
-        let simple = simple_name(class);
-        let mut names = vec![simple];
-        if let Some(pruned) = simple.strip_suffix(suffix).filter(|p| !p.is_empty()) {
-            names.push(pruned);
-        }
-        for alias in names {
-            let entry = aliases.entry(alias).or_default();
-            if !entry.contains(class) {
-                entry.push(class);
-            }
-        }
-    }
-    match aliases.get(name).map(Vec::as_slice) {
-        Some([one]) => Some(one),
-        _ => None,
-    }
+fn classes(kind: PluginKind) -> Vec<String> {
+    plugins::of_kind(kind)
+        .iter()
+        .map(|r| r.class.to_string())
+        .collect()
 }
 
 /// Full class names of every transformation, sorted.
 pub fn transformation_classes() -> Vec<String> {
-    transform_specs()
-        .iter()
-        .map(|s| s.class.to_string())
-        .collect()
+    classes(PluginKind::Transformation)
 }
 
 /// Full class names of every predicate, sorted.
 pub fn predicate_classes() -> Vec<String> {
-    predicate_specs()
-        .iter()
-        .map(|s| s.class.to_string())
-        .collect()
+    classes(PluginKind::Predicate)
 }
 
 /// The full class name of a transformation given by full name or alias.
 pub fn resolve_transformation(class_or_alias: &str) -> Option<&'static str> {
-    let specs = transform_specs();
-    let classes: Vec<&'static str> = specs.iter().map(|s| s.class).collect();
-    resolve(&classes, class_or_alias, "Transformation")
+    transformation(class_or_alias).map(|r| r.class)
 }
 
 /// The full class name of a predicate given by full name or alias.
 pub fn resolve_predicate(class_or_alias: &str) -> Option<&'static str> {
-    let specs = predicate_specs();
-    let classes: Vec<&'static str> = specs.iter().map(|s| s.class).collect();
-    resolve(&classes, class_or_alias, "Predicate")
+    predicate(class_or_alias).map(|r| r.class)
 }
 
 /// The config definition of a transformation (its own keys only).
 pub fn transformation_def(class_or_alias: &str) -> Option<ConfigDef> {
-    let class = resolve_transformation(class_or_alias)?;
-    transform_specs()
-        .into_iter()
-        .find(|s| s.class == class)
-        .map(|s| (s.def)())
+    transformation(class_or_alias).map(PluginDesc::config_def)
 }
 
 /// The config definition of a predicate.
 pub fn predicate_def(class_or_alias: &str) -> Option<ConfigDef> {
-    let class = resolve_predicate(class_or_alias)?;
-    predicate_specs()
-        .into_iter()
-        .find(|s| s.class == class)
-        .map(|s| (s.def)())
+    predicate(class_or_alias).map(PluginDesc::config_def)
 }
 
 /// Configures a transformation from its own keys (no `transforms.<alias>.` prefix).
@@ -202,13 +60,10 @@ pub fn configure_transformation(
     class_or_alias: &str,
     props: &BTreeMap<String, String>,
 ) -> Result<Box<dyn Transformation>, String> {
-    let class = resolve_transformation(class_or_alias)
-        .ok_or_else(|| format!("Class {class_or_alias} could not be found."))?;
-    let spec = transform_specs()
-        .into_iter()
-        .find(|s| s.class == class)
-        .ok_or_else(|| format!("Class {class_or_alias} could not be found."))?;
-    (spec.make)(props)
+    match transformation(class_or_alias).map(|r| &r.factory) {
+        Some(Factory::Transformation { make, .. }) => make(props),
+        _ => Err(format!("Class {class_or_alias} could not be found.")),
+    }
 }
 
 /// Configures a predicate from its own keys.
@@ -219,18 +74,16 @@ pub fn configure_predicate(
     class_or_alias: &str,
     props: &BTreeMap<String, String>,
 ) -> Result<Box<dyn Predicate>, String> {
-    let class = resolve_predicate(class_or_alias)
-        .ok_or_else(|| format!("Class {class_or_alias} could not be found."))?;
-    let spec = predicate_specs()
-        .into_iter()
-        .find(|s| s.class == class)
-        .ok_or_else(|| format!("Class {class_or_alias} could not be found."))?;
-    (spec.make)(props)
+    match predicate(class_or_alias).map(|r| &r.factory) {
+        Some(Factory::Predicate { make, .. }) => make(props),
+        _ => Err(format!("Class {class_or_alias} could not be found.")),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plugins::simple_name;
 
     #[test]
     fn registry_lists_every_class_sorted() {
@@ -422,7 +275,7 @@ mod tests {
             assert!(!plugins
                 .list(true)
                 .iter()
-                .any(|p| p.plugin_type == "transformation"));
+                .any(|p| p.plugin_type.as_str() == "transformation"));
             let keys = plugins.plugin_config("TimestampRouter").unwrap();
             let names: Vec<&str> = keys.iter().map(|k| k.name.as_str()).collect();
             assert_eq!(names, vec!["topic.format", "timestamp.format"]);
