@@ -12,6 +12,7 @@ mod lifecycle;
 mod migrate;
 mod offsets;
 mod persistence;
+mod plugins;
 mod rest_api;
 mod security;
 mod transforms;
