@@ -13,7 +13,7 @@ use crate::config::def::java_trim;
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ResolveError {
     /// No class of the wanted kinds matches.
-    #[error("{}", not_found_message(.name, .kinds, .available))]
+    #[error("{}", message(.name, .kinds, .available, false))]
     NotFound {
         /// The name as given (trimmed).
         name: String,
@@ -23,7 +23,7 @@ pub enum ResolveError {
         available: Vec<&'static str>,
     },
     /// More than one class of the wanted kinds matches the alias.
-    #[error("{}", ambiguous_message(.name, .kinds, .classes))]
+    #[error("{}", message(.name, .kinds, .classes, true))]
     Ambiguous {
         /// The name as given (trimmed).
         name: String,
@@ -38,28 +38,18 @@ fn wants_connector(kinds: &[PluginKind]) -> bool {
     kinds.iter().any(|k| k.is_connector())
 }
 
-fn not_found_message(name: &str, kinds: &[PluginKind], available: &[&str]) -> String {
-    if wants_connector(kinds) {
-        // Kafka follows this with every `PluginDesc{klass=class ...}` (kilobytes); the class names
-        // say the same.
-        format!(
-            "Failed to find any class that implements Connector and which name matches {name}, available connectors are: {}",
-            available.join(", ")
-        )
-    } else {
-        format!("Class {name} could not be found.")
+fn message(name: &str, kinds: &[PluginKind], classes: &[&str], ambiguous: bool) -> String {
+    if !wants_connector(kinds) {
+        // Kafka drops an alias two classes claim, so an ambiguous name is simply not found.
+        return format!("Class {name} could not be found.");
     }
-}
-
-fn ambiguous_message(name: &str, kinds: &[PluginKind], classes: &[&str]) -> String {
-    if wants_connector(kinds) {
-        format!(
-            "More than one connector matches alias {name}. Please use full package and class name instead. Classes found: {}",
-            classes.join(", ")
-        )
+    let classes = classes.join(", ");
+    if ambiguous {
+        format!("More than one connector matches alias {name}. Please use full package and class name instead. Classes found: {classes}")
     } else {
-        // Kafka drops an alias two classes claim, so the name is simply not found.
-        format!("Class {name} could not be found.")
+        // Kafka follows its first sentence with every `PluginDesc{klass=class ...}` (kilobytes);
+        // the class names say the same.
+        format!("Failed to find any class that implements Connector and which name matches {name}, available connectors are: {classes}")
     }
 }
 
