@@ -18,24 +18,7 @@ use super::def::{
     Validator, Width,
 };
 
-/// Whether a connector produces records into Kafka or consumes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ConnectorType {
-    /// A source connector.
-    Source,
-    /// A sink connector.
-    Sink,
-}
-
-impl ConnectorType {
-    /// The lower-case name used on the wire (`"source"`, `"sink"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConnectorType::Source => "source",
-            ConnectorType::Sink => "sink",
-        }
-    }
-}
+pub use crate::connectors::ConnectorType;
 
 /// Key names and groups of the framework's connector config, for code that reads them.
 pub mod keys {

@@ -13,9 +13,27 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use crate::config::connector::ConnectorType;
 use crate::config::def::ConfigDef;
 use crate::record::{SinkRecord, SourceRecord};
+
+/// Whether a connector produces records into Kafka or consumes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConnectorType {
+    /// A source connector.
+    Source,
+    /// A sink connector.
+    Sink,
+}
+
+impl ConnectorType {
+    /// The lower-case name used on the wire (`"source"`, `"sink"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorType::Source => "source",
+            ConnectorType::Sink => "sink",
+        }
+    }
+}
 
 /// A connector or task config: Kafka's flat string map.
 pub type Props = BTreeMap<String, String>;

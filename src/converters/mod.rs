@@ -8,12 +8,14 @@
 //! prefix-stripped config keys.
 
 pub mod bytes;
+pub mod defs;
 pub mod header;
 pub mod json;
 pub mod number;
 pub mod string;
 
 use crate::data::{DataError, Schema, SchemaAndValue, Value};
+use crate::plugins::{self, PluginKind};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -100,138 +102,30 @@ impl<T: Codec> HeaderConverter for T {
     }
 }
 
-/// The plugin interfaces a converter class implements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConverterKind {
-    /// `org.apache.kafka.connect.storage.Converter`.
-    Converter,
-    /// `org.apache.kafka.connect.storage.HeaderConverter`.
-    HeaderConverter,
-}
-
-/// A converter class as the worker lists it (`GET /connector-plugins?connectorsOnly=false`).
-#[derive(Clone, Copy, Debug)]
-pub struct ConverterPlugin {
-    /// Fully-qualified Kafka class name.
-    pub class: &'static str,
-    /// The interfaces the class implements.
-    pub kinds: &'static [ConverterKind],
-    /// The plugin version (the Kafka release the behaviour follows).
-    pub version: &'static str,
-}
-
-impl ConverterPlugin {
-    /// The class name without its package.
-    pub fn simple_name(&self) -> &'static str {
-        self.class.rsplit('.').next().unwrap_or(self.class)
-    }
-
-    /// Whether the class implements `kind`.
-    pub fn is(&self, kind: ConverterKind) -> bool {
-        self.kinds.contains(&kind)
-    }
-
-    /// Kafka's pruned aliases: the simple name minus `Converter` (for converters) and minus
-    /// `HeaderConverter` (for header converters), when that leaves something.
-    fn pruned_names(&self) -> Vec<&'static str> {
-        let simple = self.simple_name();
-        let mut out = Vec::new();
-        for kind in self.kinds {
-            let suffix = match kind {
-                ConverterKind::Converter => "Converter",
-                ConverterKind::HeaderConverter => "HeaderConverter",
-            };
-            // Kafka prunes at the last occurrence of the suffix, only when it is not at the start
-            if let Some(pos) = simple.rfind(suffix).filter(|p| *p > 0) {
-                out.push(&simple[..pos]);
-            }
-        }
-        out
-    }
-}
-
 /// The Kafka version whose converters these reproduce.
 pub const KAFKA_VERSION: &str = "4.0.0";
 
-const BOTH: &[ConverterKind] = &[ConverterKind::Converter, ConverterKind::HeaderConverter];
-const HEADER_ONLY: &[ConverterKind] = &[ConverterKind::HeaderConverter];
-
-static PLUGINS: [ConverterPlugin; 10] = [
-    ConverterPlugin {
-        class: number::BOOLEAN_CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: bytes::CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: number::DOUBLE_CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: number::FLOAT_CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: number::INTEGER_CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: number::LONG_CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: number::SHORT_CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: json::CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: header::CLASS,
-        kinds: HEADER_ONLY,
-        version: KAFKA_VERSION,
-    },
-    ConverterPlugin {
-        class: string::CLASS,
-        kinds: BOTH,
-        version: KAFKA_VERSION,
-    },
-];
-
-/// Every converter and header converter class, sorted by class name as Kafka lists plugins.
-pub fn converter_plugins() -> &'static [ConverterPlugin] {
-    &PLUGINS
+/// The error for a class that is installed, but not as `kind`.
+fn not_an_instance(class: &str, kind: PluginKind) -> DataError {
+    let interface = match kind {
+        PluginKind::HeaderConverter => "HeaderConverter",
+        _ => "Converter",
+    };
+    DataError::new(format!(
+        "{class} is not an instance of org.apache.kafka.connect.storage.{interface}"
+    ))
 }
 
-/// Resolves a class name as Kafka's plugin loader does: the fully-qualified name, the simple
-/// class name, or the pruned alias (`Json`, `String`, `ByteArray`, `Long`, `Simple`). An alias
-/// claimed by two classes resolves to nothing.
-pub fn resolve_converter_class(name: &str) -> Option<&'static ConverterPlugin> {
-    let name = name.trim();
-    if let Some(p) = PLUGINS.iter().find(|p| p.class == name) {
-        return Some(p);
-    }
-    let mut found: Option<&'static ConverterPlugin> = None;
-    for p in PLUGINS.iter() {
-        if p.simple_name() == name || p.pruned_names().contains(&name) {
-            if found.is_some_and(|f| f.class != p.class) {
-                return None;
-            }
-            found = Some(p);
-        }
-    }
-    found
+/// The plugin row of `kind` that `class` names; Kafka's messages when there is none.
+fn row(class: &str, kind: PluginKind) -> Result<&'static plugins::PluginDesc, DataError> {
+    let other = match kind {
+        PluginKind::HeaderConverter => PluginKind::Converter,
+        _ => PluginKind::HeaderConverter,
+    };
+    plugins::resolve(&[kind], class).map_err(|_| match plugins::resolve(&[other], class) {
+        Ok(r) => not_an_instance(r.class, kind),
+        Err(_) => DataError::new(format!("Class {class} could not be found.")),
+    })
 }
 
 /// Builds a `Converter` for `key.converter` (`is_key`) or `value.converter`. `config` holds the
@@ -242,22 +136,13 @@ pub fn new_converter(
     config: &BTreeMap<String, String>,
     is_key: bool,
 ) -> Result<Arc<dyn Converter>, DataError> {
-    let plugin = resolve_converter_class(class)
-        .ok_or_else(|| DataError::new(format!("Class {class} could not be found.")))?;
-    if !plugin.is(ConverterKind::Converter) {
-        return Err(DataError::new(format!(
-            "{} is not an instance of org.apache.kafka.connect.storage.Converter",
-            plugin.class
-        )));
-    }
+    let plugin = row(class, PluginKind::Converter)?;
     let _ = is_key; // key and value converters behave alike; Kafka only records the role
-    Ok(match Instance::create(plugin, config)? {
-        Instance::Json(c) => Arc::new(c),
-        Instance::String(c) => Arc::new(c),
-        Instance::Bytes(c) => Arc::new(c),
-        Instance::Number(c) => Arc::new(c),
-        Instance::Simple(_) => unreachable_plugin(plugin)?,
-    })
+    check_converter_type(config)?;
+    match plugin.factory {
+        plugins::Factory::Converter { make, .. } => make(config),
+        _ => Err(not_an_instance(plugin.class, PluginKind::Converter)),
+    }
 }
 
 /// Builds a `HeaderConverter` for `header.converter`; `config` holds the keys with the
@@ -266,56 +151,12 @@ pub fn new_header_converter(
     class: &str,
     config: &BTreeMap<String, String>,
 ) -> Result<Arc<dyn HeaderConverter>, DataError> {
-    let plugin = resolve_converter_class(class)
-        .ok_or_else(|| DataError::new(format!("Class {class} could not be found.")))?;
-    if !plugin.is(ConverterKind::HeaderConverter) {
-        return Err(DataError::new(format!(
-            "{} is not an instance of org.apache.kafka.connect.storage.HeaderConverter",
-            plugin.class
-        )));
+    let plugin = row(class, PluginKind::HeaderConverter)?;
+    check_converter_type(config)?;
+    match plugin.factory {
+        plugins::Factory::HeaderConverter { make, .. } => make(config),
+        _ => Err(not_an_instance(plugin.class, PluginKind::HeaderConverter)),
     }
-    Ok(match Instance::create(plugin, config)? {
-        Instance::Json(c) => Arc::new(c),
-        Instance::String(c) => Arc::new(c),
-        Instance::Bytes(c) => Arc::new(c),
-        Instance::Number(c) => Arc::new(c),
-        Instance::Simple(c) => Arc::new(c),
-    })
-}
-
-/// A configured converter of any class, before it is shared as one of the two traits.
-enum Instance {
-    Json(json::JsonConverter),
-    String(string::StringConverter),
-    Bytes(bytes::ByteArrayConverter),
-    Number(number::NumberConverter),
-    Simple(header::SimpleHeaderConverter),
-}
-
-impl Instance {
-    fn create(
-        plugin: &ConverterPlugin,
-        config: &BTreeMap<String, String>,
-    ) -> Result<Instance, DataError> {
-        check_converter_type(config)?;
-        Ok(match plugin.class {
-            json::CLASS => Instance::Json(json::JsonConverter::from_config(config)?),
-            string::CLASS => Instance::String(string::StringConverter::from_config(config)?),
-            bytes::CLASS => Instance::Bytes(bytes::ByteArrayConverter),
-            header::CLASS => Instance::Simple(header::SimpleHeaderConverter),
-            other => Instance::Number(
-                number::NumberConverter::for_class(other)
-                    .map_or_else(|| unreachable_plugin(plugin), Ok)?,
-            ),
-        })
-    }
-}
-
-fn unreachable_plugin<T>(plugin: &ConverterPlugin) -> Result<T, DataError> {
-    Err(DataError::new(format!(
-        "Class {} could not be instantiated.",
-        plugin.class
-    )))
 }
 
 /// Kafka's `ConfigException` text for a bad value: `Invalid value V for configuration K: why`.
@@ -405,7 +246,9 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                resolve_converter_class(name).map(|p| p.class),
+                plugins::resolve(&[PluginKind::Converter, PluginKind::HeaderConverter], name)
+                    .map(|p| p.class)
+                    .ok(),
                 Some(class),
                 "{name}"
             );
@@ -417,34 +260,59 @@ mod tests {
             "org.apache.kafka.connect.json.Json",
             "",
         ] {
-            assert!(resolve_converter_class(name).is_none(), "{name}");
+            assert!(
+                plugins::resolve(&[PluginKind::Converter, PluginKind::HeaderConverter], name)
+                    .is_err(),
+                "{name}"
+            );
         }
+    }
+
+    /// Every converter class with whether it is a Converter and a HeaderConverter.
+    fn converter_plugins() -> Vec<(&'static str, bool, bool)> {
+        let converters = plugins::of_kind(PluginKind::Converter);
+        let headers = plugins::of_kind(PluginKind::HeaderConverter);
+        let mut classes: Vec<&str> = converters.iter().chain(&headers).map(|r| r.class).collect();
+        classes.sort_unstable();
+        classes.dedup();
+        classes
+            .into_iter()
+            .map(|c| {
+                (
+                    c,
+                    converters.iter().any(|r| r.class == c),
+                    headers.iter().any(|r| r.class == c),
+                )
+            })
+            .collect()
     }
 
     #[test]
     fn plugin_list() {
         let plugins = converter_plugins();
         assert_eq!(plugins.len(), 10);
-        assert!(plugins.iter().all(|p| p.version == "4.0.0"));
-        let simple = plugins.iter().find(|p| p.class == header::CLASS).unwrap();
-        assert_eq!(simple.kinds, &[ConverterKind::HeaderConverter]);
+        assert!(crate::plugins::of_kind(PluginKind::Converter)
+            .iter()
+            .chain(&crate::plugins::of_kind(PluginKind::HeaderConverter))
+            .all(|p| p.version == "4.0.0"));
+        let simple = plugins.iter().find(|p| p.0 == header::CLASS).unwrap();
+        assert_eq!((simple.1, simple.2), (false, true));
         assert!(plugins
             .iter()
-            .filter(|p| p.class != header::CLASS)
-            .all(|p| p.kinds.len() == 2));
+            .filter(|p| p.0 != header::CLASS)
+            .all(|p| p.1 && p.2));
     }
 
     #[test]
     fn builds_converters() {
         let none = BTreeMap::new();
-        for p in converter_plugins() {
+        for (class, is_converter, _) in converter_plugins() {
             assert_eq!(
-                new_converter(p.class, &none, false).is_ok(),
-                p.is(ConverterKind::Converter),
-                "{}",
-                p.class
+                new_converter(class, &none, false).is_ok(),
+                is_converter,
+                "{class}"
             );
-            assert!(new_header_converter(p.class, &none).is_ok(), "{}", p.class);
+            assert!(new_header_converter(class, &none).is_ok(), "{class}");
         }
         assert_eq!(
             new_converter("com.example.Nope", &none, true)

@@ -23,7 +23,7 @@ use crate::connectors::{ConnectorPlugin, Props};
 use crate::error::ConnectError;
 use crate::herder::status::{ConnectorStatusView, StatusBoard, TaskStateView};
 use crate::model::{State, TargetState};
-use crate::plugins::{Plugins, ResolveError};
+use crate::plugins::{ConnectorInfoType, Plugins};
 use crate::storage::Store;
 use crate::worker::{Mode, Worker};
 
@@ -51,7 +51,7 @@ pub struct ConnectorInfo {
     pub tasks: Vec<ConnectorTaskId>,
     /// `source`, `sink` or `unknown`.
     #[serde(rename = "type")]
-    pub connector_type: String,
+    pub connector_type: ConnectorInfoType,
 }
 
 /// Kafka's TaskInfo.
@@ -204,12 +204,9 @@ impl Herder {
         }
     }
 
-    fn connector_type(&self, config: &Props) -> String {
-        config
-            .get("connector.class")
-            .and_then(|c| self.plugins.connector(c).ok())
-            .map(|p| p.connector_type().as_str().to_string())
-            .unwrap_or_else(|| "unknown".to_string())
+    fn connector_type(&self, config: &Props) -> ConnectorInfoType {
+        self.plugins
+            .connector_type(config.get("connector.class").map(String::as_str))
     }
 
     // ----- reads ------------------------------------------------------------------------------------
@@ -285,7 +282,7 @@ impl Herder {
             ConnectError::NotFound(format!("No status found for connector {name}"))
         })?;
         self.statuses
-            .view(name, &self.connector_type(&e.config))
+            .view(name, self.connector_type(&e.config).as_str())
             .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))
     }
 
@@ -316,9 +313,9 @@ impl Herder {
     }
 
     fn resolve(&self, class: &str) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
-        self.plugins.connector(class).map_err(|e| match e {
-            ResolveError::NotFound(m) | ResolveError::Ambiguous(m) => ConnectError::BadRequest(m),
-        })
+        self.plugins
+            .connector(class)
+            .map_err(|e| ConnectError::BadRequest(e.to_string()))
     }
 
     /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
@@ -569,7 +566,7 @@ impl Herder {
         }
         let mut plan = self
             .statuses
-            .view(name, &self.connector_type(&e.config))
+            .view(name, self.connector_type(&e.config).as_str())
             .ok_or_else(|| {
                 ConnectError::NotFound(format!("Status for connector {name} not found"))
             })?;
@@ -702,12 +699,12 @@ impl Herder {
         let class = config.get("connector.class").cloned().unwrap_or_default();
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
-            Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
+            Err(e) => {
                 self.statuses.set_connector(
                     name,
                     State::Failed,
                     Some(format!(
-                        "org.apache.kafka.connect.errors.ConnectException: {m}"
+                        "org.apache.kafka.connect.errors.ConnectException: {e}"
                     )),
                 );
                 return None;
@@ -760,12 +757,12 @@ impl Herder {
         let class = e.config.get("connector.class").cloned().unwrap_or_default();
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
-            Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
+            Err(e) => {
                 self.statuses.set_connector(
                     name,
                     State::Failed,
                     Some(format!(
-                        "org.apache.kafka.connect.errors.ConnectException: {m}"
+                        "org.apache.kafka.connect.errors.ConnectException: {e}"
                     )),
                 );
                 return;

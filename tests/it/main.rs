@@ -13,6 +13,7 @@ mod lifecycle;
 mod migrate;
 mod offsets;
 mod persistence;
+mod plugins;
 mod rest_api;
 mod rest_polish;
 mod security;

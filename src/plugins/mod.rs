@@ -1,0 +1,341 @@
+//! The plugin registry: every connector, converter, transformation and predicate liteconnect ships,
+//! in one table ([`table`]), found by Kafka's class names and aliases through one resolver
+//! ([`resolve`], spec §8.3). REST, validation, the herder, the worker and the CLI all go through it.
+
+mod desc;
+mod resolve;
+mod table;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+
+use crate::config::connector::{plugin_config_keys, validate_connector_config, PluginLookup};
+use crate::config::def::{key_info, ConfigDef, ConfigInfos, ConfigKeyInfo};
+use crate::connectors::{ConnectorPlugin, ConnectorType};
+use crate::error::ConnectError;
+
+pub use desc::{
+    simple_name, Factory, MakeConverter, MakeHeaderConverter, MakePredicate, MakeTransform,
+    PluginDesc, PluginKind,
+};
+pub use resolve::ResolveError;
+
+/// One row of `GET /connector-plugins`.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct PluginInfo {
+    /// Fully qualified class name.
+    pub class: String,
+    /// The plugin's interface.
+    #[serde(rename = "type")]
+    pub plugin_type: PluginKind,
+    /// Plugin version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// The `type` of a connector in Kafka's `ConnectorInfo` and status answers: `unknown` when its class
+/// names no installed connector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConnectorInfoType {
+    /// A source connector.
+    Source,
+    /// A sink connector.
+    Sink,
+    /// The class is not installed.
+    Unknown,
+}
+
+impl ConnectorInfoType {
+    /// The name on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorInfoType::Source => "source",
+            ConnectorInfoType::Sink => "sink",
+            ConnectorInfoType::Unknown => "unknown",
+        }
+    }
+}
+
+impl From<ConnectorType> for ConnectorInfoType {
+    fn from(t: ConnectorType) -> Self {
+        match t {
+            ConnectorType::Source => ConnectorInfoType::Source,
+            ConnectorType::Sink => ConnectorInfoType::Sink,
+        }
+    }
+}
+
+/// The installed plugins and their alias table, built once.
+struct Table {
+    rows: Vec<PluginDesc>,
+    aliases: BTreeMap<&'static str, &'static str>,
+}
+
+fn installed() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let rows = table::rows();
+        let aliases = resolve::alias_table(&rows);
+        Table { rows, aliases }
+    })
+}
+
+/// Resolves a plugin name (full class name or alias) to the row of one of `kinds`; for a class with
+/// rows of several of them, the first of `kinds` wins.
+///
+/// # Errors
+/// Kafka's messages for a name that matches nothing, or (connectors) more than one class.
+pub fn resolve(kinds: &[PluginKind], name: &str) -> Result<&'static PluginDesc, ResolveError> {
+    let table = installed();
+    resolve::resolve(&table.rows, &table.aliases, kinds, name)
+}
+
+/// Every installed row of `kind`, sorted by class as Kafka lists plugins.
+pub fn of_kind(kind: PluginKind) -> Vec<&'static PluginDesc> {
+    let mut rows: Vec<_> = installed().rows.iter().filter(|r| r.kind == kind).collect();
+    rows.sort_by_key(|r| r.class);
+    rows
+}
+
+/// All installed plugins.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Plugins;
+
+impl Plugins {
+    /// The built-in plugin set.
+    pub fn new() -> Self {
+        Plugins
+    }
+
+    /// Connector plugins, sinks then sources, each sorted by class.
+    pub fn connectors(&self) -> impl Iterator<Item = &'static Arc<dyn ConnectorPlugin>> {
+        PluginKind::CONNECTORS
+            .into_iter()
+            .flat_map(of_kind)
+            .filter_map(PluginDesc::connector_plugin)
+    }
+
+    /// Finds a connector by fully qualified name, simple name, or simple name without `Connector`.
+    ///
+    /// # Errors
+    /// Kafka's `Failed to find any class ...` or `More than one connector matches alias ...`.
+    pub fn connector(&self, name: &str) -> Result<Arc<dyn ConnectorPlugin>, ResolveError> {
+        let row = resolve(&PluginKind::CONNECTORS, name)?;
+        Ok(row
+            .connector_plugin()
+            .expect("connector rows hold a connector")
+            .clone())
+    }
+
+    /// The `type` Kafka shows for a connector of this class.
+    pub fn connector_type(&self, class: Option<&str>) -> ConnectorInfoType {
+        class
+            .and_then(|c| self.connector(c).ok())
+            .map_or(ConnectorInfoType::Unknown, |p| p.connector_type().into())
+    }
+
+    /// `GET /connector-plugins/{p}/config`: a connector's own keys then the framework keys it does
+    /// not redefine; any other plugin's own keys, in definition order. `None` for an unknown name.
+    pub fn plugin_config(&self, name: &str) -> Option<Vec<ConfigKeyInfo>> {
+        let row = resolve(&PluginKind::ALL, name).ok()?;
+        let def = row.config_def();
+        Some(match row.connector_plugin() {
+            Some(p) => plugin_config_keys(p.connector_type(), &def),
+            None => def.keys().iter().map(key_info).collect(),
+        })
+    }
+
+    /// `GET /connector-plugins`: connectors (sink then source), then, unless `connectors_only`,
+    /// transformations, predicates, converters and header converters, each kind sorted by class.
+    pub fn list(&self, connectors_only: bool) -> Vec<PluginInfo> {
+        let kinds: &[PluginKind] = if connectors_only {
+            &PluginKind::CONNECTORS
+        } else {
+            &PluginKind::ALL
+        };
+        kinds
+            .iter()
+            .flat_map(|k| of_kind(*k))
+            .map(|r| PluginInfo {
+                class: r.class.to_string(),
+                plugin_type: r.kind,
+                version: Some(r.version.to_string()),
+            })
+            .collect()
+    }
+}
+
+fn java_map(config: &BTreeMap<String, Option<String>>) -> String {
+    let inner: Vec<String> = config
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_deref().unwrap_or("null")))
+        .collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+impl Plugins {
+    /// Validates a connector config as `PUT /connector-plugins/{p}/config/validate` does. Pure: no I/O,
+    /// so `liteconnect validate` runs it without a worker.
+    ///
+    /// # Errors
+    /// 400 when there is no `connector.class` or it names no installed connector (Kafka answers 500).
+    pub fn validate(
+        &self,
+        config: &BTreeMap<String, Option<String>>,
+    ) -> Result<ConfigInfos, ConnectError> {
+        let class = match config.get("connector.class") {
+            Some(Some(c)) if !c.trim().is_empty() => c.clone(),
+            _ => {
+                return Err(ConnectError::BadRequest(format!(
+                    "Connector config {} contains no connector type",
+                    java_map(config)
+                )))
+            }
+        };
+        let plugin = self
+            .connector(&class)
+            .map_err(|e| ConnectError::BadRequest(e.to_string()))?;
+        let def = plugin.config_def();
+        let extra = plugin.validate(config);
+        Ok(validate_connector_config(
+            &class,
+            plugin.connector_type(),
+            &def,
+            extra,
+            config,
+            self,
+        ))
+    }
+}
+
+/// The config definition of the row of `kind` that `name` resolves to.
+fn def_of(kind: PluginKind, name: &str) -> Option<ConfigDef> {
+    resolve(&[kind], name).ok().map(PluginDesc::config_def)
+}
+
+fn classes_of(kind: PluginKind) -> Vec<String> {
+    of_kind(kind).iter().map(|r| r.class.to_owned()).collect()
+}
+
+impl PluginLookup for Plugins {
+    fn transformation_def(&self, class: &str) -> Option<ConfigDef> {
+        def_of(PluginKind::Transformation, class)
+    }
+    fn predicate_def(&self, class: &str) -> Option<ConfigDef> {
+        def_of(PluginKind::Predicate, class)
+    }
+    fn transformation_classes(&self) -> Vec<String> {
+        classes_of(PluginKind::Transformation)
+    }
+    fn predicate_classes(&self) -> Vec<String> {
+        classes_of(PluginKind::Predicate)
+    }
+    /// Transformation and predicate aliases show as the class they stand for, as in Kafka;
+    /// other names stay as given.
+    fn class_name(&self, class: &str) -> String {
+        resolve(&[PluginKind::Transformation, PluginKind::Predicate], class)
+            .map_or_else(|_| class.to_owned(), |r| r.class.to_owned())
+    }
+    fn converter_def(&self, class: &str) -> Option<ConfigDef> {
+        def_of(PluginKind::Converter, class)
+    }
+    fn header_converter_def(&self, class: &str) -> Option<ConfigDef> {
+        def_of(PluginKind::HeaderConverter, class)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_resolve() {
+        let plugins = Plugins::new();
+        for name in [
+            "org.apache.kafka.connect.file.FileStreamSourceConnector",
+            "FileStreamSourceConnector",
+            "FileStreamSource",
+        ] {
+            assert_eq!(
+                plugins.connector(name).unwrap().class(),
+                "org.apache.kafka.connect.file.FileStreamSourceConnector"
+            );
+        }
+        assert!(
+            matches!(plugins.connector("Nope"), Err(e @ ResolveError::NotFound { .. }) if e.to_string().starts_with("Failed to find any class that implements Connector and which name matches Nope"))
+        );
+    }
+
+    #[test]
+    fn one_row_per_class_and_kind_and_every_row_resolves_by_class() {
+        let rows = &installed().rows;
+        let mut keys: Vec<_> = rows.iter().map(|r| (r.class, r.kind)).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), rows.len());
+        for r in rows {
+            let found = resolve(&[r.kind], r.class).unwrap();
+            assert_eq!((found.class, found.kind), (r.class, r.kind));
+            let factory_kind = match r.factory {
+                Factory::Connector(ref p) => p.connector_type().into(),
+                Factory::Converter { .. } => PluginKind::Converter,
+                Factory::HeaderConverter { .. } => PluginKind::HeaderConverter,
+                Factory::Transformation { .. } => PluginKind::Transformation,
+                Factory::Predicate { .. } => PluginKind::Predicate,
+            };
+            assert_eq!(factory_kind, r.kind, "{}", r.class);
+        }
+    }
+
+    #[test]
+    fn listing_groups_kinds_in_kafka_order_and_serialises_kafka_type_names() {
+        let plugins = Plugins::new();
+        let all = plugins.list(false);
+        assert_eq!(all.len(), installed().rows.len());
+        let kinds: Vec<PluginKind> = all.iter().map(|p| p.plugin_type).collect();
+        let mut sorted = kinds.clone();
+        sorted.sort_by_key(|k| PluginKind::ALL.iter().position(|x| x == k));
+        assert_eq!(kinds, sorted);
+        let json = serde_json::to_value(&all).unwrap();
+        let mut names: Vec<&str> = json
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["type"].as_str().unwrap())
+            .collect();
+        names.dedup();
+        assert_eq!(
+            names,
+            [
+                "sink",
+                "source",
+                "transformation",
+                "predicate",
+                "converter",
+                "header_converter"
+            ]
+        );
+        assert_eq!(plugins.list(true).len(), plugins.connectors().count());
+    }
+
+    #[test]
+    fn connector_type_is_unknown_only_for_classes_not_installed() {
+        let plugins = Plugins::new();
+        assert_eq!(
+            plugins.connector_type(Some("FileStreamSink")),
+            ConnectorInfoType::Sink
+        );
+        assert_eq!(
+            plugins.connector_type(Some("JsonConverter")),
+            ConnectorInfoType::Unknown
+        );
+        assert_eq!(plugins.connector_type(None), ConnectorInfoType::Unknown);
+        assert_eq!(
+            serde_json::to_value(ConnectorInfoType::Unknown).unwrap(),
+            "unknown"
+        );
+    }
+}
