@@ -15,6 +15,7 @@
 
 pub mod connector;
 pub mod def;
+pub mod keys;
 pub mod properties;
 pub mod providers;
 pub mod worker;
