@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
-use crate::config::connector::{invalid_config_message, ConnectorType};
+use crate::config::connector::{invalid_config_message, ConnectorConfig, ConnectorType};
 use crate::config::def::ConfigInfos;
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props};
@@ -181,7 +181,7 @@ impl Herder {
 
     fn connector_type(&self, config: &Props) -> String {
         config
-            .get("connector.class")
+            .get(crate::config::keys::CONNECTOR_CLASS)
             .and_then(|c| self.plugins.connector(c).ok())
             .map(|p| p.connector_type().as_str().to_string())
             .unwrap_or_else(|| "unknown".to_string())
@@ -323,14 +323,14 @@ impl Herder {
         offsets: Option<Vec<OffsetEntry>>,
     ) -> Result<ConnectorInfo, ConnectError> {
         let name = name.trim().to_string();
-        if let Some(n) = config.get("name") {
+        if let Some(n) = config.get(crate::config::keys::NAME) {
             if *n != name {
                 return Err(ConnectError::BadRequest(format!(
                     "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
                 )));
             }
         }
-        config.insert("name".into(), name.clone());
+        config.insert(crate::config::keys::NAME.into(), name.clone());
         let _guard = self.ops.lock().await;
         self.check_config(&config)?;
         if self.entry(&name).is_some() {
@@ -342,7 +342,7 @@ impl Herder {
             Some(o) => {
                 let plugin = self.resolve(
                     config
-                        .get("connector.class")
+                        .get(crate::config::keys::CONNECTOR_CLASS)
                         .map(String::as_str)
                         .unwrap_or_default(),
                 )?;
@@ -380,14 +380,14 @@ impl Herder {
         name: &str,
         mut config: Props,
     ) -> Result<(bool, ConnectorInfo), ConnectError> {
-        if let Some(n) = config.get("name") {
+        if let Some(n) = config.get(crate::config::keys::NAME) {
             if n != name {
                 return Err(ConnectError::BadRequest(format!(
                     "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
                 )));
             }
         }
-        config.insert("name".into(), name.to_string());
+        config.insert(crate::config::keys::NAME.into(), name.to_string());
         let _guard = self.ops.lock().await;
         self.check_config(&config)?;
         self.apply_config(name, config).await
@@ -620,7 +620,7 @@ impl Herder {
         let plugin = self
             .resolve(
                 e.config
-                    .get("connector.class")
+                    .get(crate::config::keys::CONNECTOR_CLASS)
                     .map(String::as_str)
                     .unwrap_or_default(),
             )
@@ -745,7 +745,10 @@ impl Herder {
     /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
     /// config. On failure the connector is marked FAILED and None is returned.
     fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
-        let class = config.get("connector.class").cloned().unwrap_or_default();
+        let class = config
+            .get(crate::config::keys::CONNECTOR_CLASS)
+            .cloned()
+            .unwrap_or_default();
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
             Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
@@ -759,10 +762,8 @@ impl Herder {
                 return None;
             }
         };
-        let max_tasks: usize = config
-            .get("tasks.max")
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(1);
+        let typed = ConnectorConfig::lenient(config, plugin.connector_type());
+        let max_tasks = typed.tasks_max;
         let mut tasks = match plugin.task_configs(config, max_tasks) {
             Ok(t) => t,
             Err(e) => {
@@ -774,10 +775,7 @@ impl Herder {
                 return None;
             }
         };
-        let enforce = config
-            .get("tasks.max.enforce")
-            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
-        if tasks.len() > max_tasks && enforce {
+        if tasks.len() > max_tasks && typed.tasks_max_enforce {
             self.statuses.set_connector(
                 name,
                 State::Failed,
@@ -790,7 +788,10 @@ impl Herder {
         }
         for t in tasks.iter_mut() {
             t.insert("task.class".into(), plugin.task_class().to_string());
-            for key in ["topics", "topics.regex"] {
+            for key in [
+                crate::config::keys::TOPICS,
+                crate::config::keys::TOPICS_REGEX,
+            ] {
                 if let Some(v) = config.get(key) {
                     t.insert(key.into(), v.clone());
                 }
@@ -803,7 +804,11 @@ impl Herder {
     /// connector's task configs are regenerated and stored when they changed.
     async fn start_connector(&self, name: &str, regenerate: bool) {
         let Some(e) = self.entry(name) else { return };
-        let class = e.config.get("connector.class").cloned().unwrap_or_default();
+        let class = e
+            .config
+            .get(crate::config::keys::CONNECTOR_CLASS)
+            .cloned()
+            .unwrap_or_default();
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
             Err(ResolveError::NotFound(m) | ResolveError::Ambiguous(m)) => {
@@ -936,7 +941,7 @@ impl Herder {
         let e = self.entry(name).ok_or_else(|| not_found(name))?;
         let plugin = self.resolve(
             e.config
-                .get("connector.class")
+                .get(crate::config::keys::CONNECTOR_CLASS)
                 .map(String::as_str)
                 .unwrap_or_default(),
         )?;

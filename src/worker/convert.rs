@@ -68,9 +68,11 @@ impl Converters {
     /// # Errors
     /// A message naming the converter when a class is unknown or its settings are invalid.
     pub fn for_connector(connector: &Props, worker: &WorkerConfig) -> Result<Converters, String> {
-        let (key_class, key_props) = choose(connector, worker, "key.converter");
-        let (value_class, value_props) = choose(connector, worker, "value.converter");
-        let (header_class, header_props) = choose(connector, worker, "header.converter");
+        let (key_class, key_props) = choose(connector, worker, crate::config::keys::KEY_CONVERTER);
+        let (value_class, value_props) =
+            choose(connector, worker, crate::config::keys::VALUE_CONVERTER);
+        let (header_class, header_props) =
+            choose(connector, worker, crate::config::keys::HEADER_CONVERTER);
         let key = converters::new_converter(&key_class, &key_props, true)
             .map_err(|e| format!("Failed to create the key converter {key_class}: {e}"))?;
         let value = converters::new_converter(&value_class, &value_props, false)

@@ -11,10 +11,14 @@
 //! way errors are counted follow Kafka's code rather than anything tidier.
 
 mod definition;
+mod typed;
 mod validate;
 
 pub use super::keys;
 pub use definition::connector_config_def;
+pub use typed::{
+    ConnectorConfig, ConnectorConfigError, ConverterRole, ErrorSettings, ToleranceType,
+};
 pub use validate::{
     invalid_config_message, plugin_config_keys, validate_connector_config, PluginLookup,
 };

@@ -298,4 +298,5 @@ fn base_definition_order_groups_and_display_names() {
     assert_eq!(ConnectorType::Sink.as_str(), "sink");
 }
 
+mod typed;
 mod validate;
