@@ -305,8 +305,32 @@ impl Herder {
         let infos = self.validate(&as_options)?;
         match invalid_config_message(&infos) {
             Some(message) => Err(ConnectError::BadRequest(message)),
-            None => Ok(()),
+            None => self.check_task_total(config),
         }
+    }
+
+    /// Refuses a config whose `tasks.max`, with the tasks of the other connectors, would go beyond the
+    /// worker's `tasks.max.total` (each task is a thread).
+    fn check_task_total(&self, config: &Props) -> Result<(), ConnectError> {
+        let typed = ConnectorConfig::lenient(config, ConnectorType::Source);
+        let cap = self.config.tasks_max_total;
+        let others: usize = self
+            .connectors
+            .read()
+            .expect("connectors lock")
+            .iter()
+            .filter(|(name, _)| **name != typed.name)
+            .map(|(_, e)| e.tasks.len())
+            .sum();
+        if others + typed.tasks_max <= cap {
+            return Ok(());
+        }
+        Err(ConnectError::BadRequest(format!(
+            "Connector {} has tasks.max={}, but this worker runs at most {cap} tasks in total ({}) and the other connectors have {others}",
+            typed.name,
+            typed.tasks_max,
+            crate::config::keys::TASKS_MAX_TOTAL
+        )))
     }
 
     // ----- changes ----------------------------------------------------------------------------------

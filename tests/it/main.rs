@@ -14,5 +14,6 @@ mod offsets;
 mod persistence;
 mod rest_api;
 mod security;
+mod task_cap;
 mod transforms;
 mod verifiable;
