@@ -31,7 +31,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             only(req.method, &[Method::PUT])?;
             let body: Map<String, Json> = parse_body(&req.body)?;
             let config = super::connectors::config_map(body)?;
-            if let Some(Some(class)) = config.get("connector.class") {
+            if let Some(Some(class)) = config.get(crate::config::keys::CONNECTOR_CLASS) {
                 let given = class.trim();
                 let given = given.strip_suffix("Connector").unwrap_or(given);
                 let wanted = plugin.strip_suffix("Connector").unwrap_or(plugin);
