@@ -445,3 +445,28 @@ fn an_unknown_worker_converter_exits_2_naming_the_key() {
     // Refused before the database is created.
     assert!(!dir.path().join("w.db").exists());
 }
+
+#[test]
+fn validate_prints_each_message_once() {
+    let dir = tempdir();
+    let file = write(
+        dir.path(),
+        "sink.properties",
+        "name=s\nconnector.class=FileStreamSink\ntasks.max=abc\n",
+    );
+    let (code, out, _) = run_binary(dir.path(), &["validate", &file]);
+    assert_ne!(code, 0);
+    assert_eq!(
+        out.matches("Must configure one of topics or topics.regex")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "tasks.max: Invalid value abc for configuration tasks.max: Not a number of type INT"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("Invalid value null"), "{out}");
+}

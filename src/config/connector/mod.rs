@@ -20,7 +20,8 @@ pub use typed::{
     ConnectorConfig, ConnectorConfigError, ConverterRole, ErrorSettings, ToleranceType,
 };
 pub use validate::{
-    invalid_config_message, plugin_config_keys, validate_connector_config, PluginLookup,
+    distinct_errors, invalid_config_message, plugin_config_keys, validate_connector_config,
+    PluginLookup,
 };
 
 /// Whether a connector produces records into Kafka or consumes them.

@@ -362,11 +362,18 @@ pub fn validate_connector_config(
         let negate = format!("{prefix}{}", keys::TRANSFORM_NEGATE);
         let predicate = format!("{prefix}{}", keys::TRANSFORM_PREDICATE);
         if config.contains_key(&negate) && !config.contains_key(&predicate) {
+            // Reported on the negate key; when the transformation's class is unknown its implicit
+            // keys are not defined, and the type key carries the message instead.
             let type_key = format!("{prefix}type");
-            if let Some(v) = base_values.iter_mut().find(|v| v.name == type_key) {
-                v.errors.push(format!(
-                    "Config '{negate}' was provided but there is no config '{predicate}' defining a predicate to be negated."
-                ));
+            let message = format!(
+                "Config '{negate}' was provided but there is no config '{predicate}' defining a predicate to be negated."
+            );
+            let target = base_values
+                .iter()
+                .position(|v| v.name == negate)
+                .or_else(|| base_values.iter().position(|v| v.name == type_key));
+            if let Some(i) = target {
+                base_values[i].errors.push(message);
             }
         }
     }
@@ -514,4 +521,26 @@ pub fn plugin_config_keys(kind: ConnectorType, connector_def: &ConfigDef) -> Vec
                 .map(key_info),
         )
         .collect()
+}
+
+/// The errors of a validation answer for people to read: each message once (Kafka reports
+/// `Must configure one of topics or topics.regex` on both keys), and without the `Invalid value null`
+/// follow-up a validator adds after a value failed to parse (`tasks.max=abc` is also "non-null").
+pub fn distinct_errors(infos: &ConfigInfos) -> Vec<(&str, &str)> {
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for info in &infos.configs {
+        let name = info.value.name.as_str();
+        let null_follow_up = format!("Invalid value null for configuration {name}:");
+        let has_other = |errors: &[String]| errors.iter().any(|e| !e.starts_with(&null_follow_up));
+        for error in &info.value.errors {
+            if error.starts_with(&null_follow_up) && has_other(&info.value.errors) {
+                continue;
+            }
+            if out.iter().any(|(_, e)| *e == error.as_str()) {
+                continue;
+            }
+            out.push((name, error.as_str()));
+        }
+    }
+    out
 }

@@ -1,6 +1,9 @@
 use std::collections::BTreeMap;
 
-use super::super::{ConnectorConfig, ConnectorType, ConverterRole, ErrorSettings, ToleranceType};
+use super::super::{
+    distinct_errors, ConnectorConfig, ConnectorType, ConverterRole, ErrorSettings, ToleranceType,
+};
+use super::validate_sink;
 
 fn props(list: &[(&str, &str)]) -> BTreeMap<String, String> {
     list.iter()
@@ -98,4 +101,27 @@ fn converter_roles_name_their_keys() {
     );
     assert_eq!(ConverterRole::from_key("topics"), None);
     assert_eq!(ConverterRole::Value.as_str(), "value");
+}
+
+#[test]
+fn distinct_errors_show_each_message_once() {
+    let infos = validate_sink(&[
+        ("name", Some("s")),
+        ("connector.class", Some("FileStreamSink")),
+        ("tasks.max", Some("abc")),
+    ]);
+    let shown = distinct_errors(&infos);
+    let one_of = "Must configure one of topics or topics.regex";
+    assert_eq!(shown.iter().filter(|(_, e)| *e == one_of).count(), 1);
+    let tasks: Vec<&str> = shown
+        .iter()
+        .filter(|(k, _)| *k == "tasks.max")
+        .map(|(_, e)| *e)
+        .collect();
+    assert_eq!(
+        tasks,
+        vec!["Invalid value abc for configuration tasks.max: Not a number of type INT"]
+    );
+    // The full answer still has every message, as Kafka's does.
+    assert!(infos.error_count > shown.len());
 }

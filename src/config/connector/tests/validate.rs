@@ -385,9 +385,10 @@ fn negate_without_predicate() {
         ("transforms.f.negate", Some("true")),
     ]);
     assert_eq!(
-        errors(&infos, "transforms.f.type"),
+        errors(&infos, "transforms.f.negate"),
         vec!["Config 'transforms.f.negate' was provided but there is no config 'transforms.f.predicate' defining a predicate to be negated."]
     );
+    assert!(errors(&infos, "transforms.f.type").is_empty());
     assert_eq!(infos.error_count, 1);
     let message = invalid_config_message(&infos).unwrap();
     assert!(message.contains("\nConfig 'transforms.f.negate' was provided"));
