@@ -114,7 +114,7 @@ impl fmt::Display for Width {
 pub enum DefaultValue {
     /// No default: leaving the key out is an error.
     Required,
-    /// Optional; the parsed value is [`ConfigValue::Null`] when absent.
+    /// Optional; the parsed value is [`ConfigValue::Null`](super::ConfigValue::Null) when absent.
     Null,
     /// The default in its string form, as it would be written in a properties file; parsed
     /// with the key's type like any supplied value (`""` is an empty list for a LIST key).
