@@ -199,6 +199,9 @@ pub async fn prepare(
     for key in &config.unused {
         tracing::info!(key = %key, "The configuration '{key}' was supplied but is not used by liteconnect.");
     }
+    config
+        .validate(&plugins::Plugins::new())
+        .map_err(|e| RunError::Config(e.to_string()))?;
     let security = Arc::new(security::Security::from_worker(&config).map_err(RunError::Config)?);
     let acceptors = |listeners: &[Listener], admin: bool| {
         listeners

@@ -301,10 +301,8 @@ fn validate(json: bool, files: &[PathBuf]) -> ExitCode {
                     failed = true;
                     if !json {
                         println!("{}: {} error(s)", path.display(), infos.error_count);
-                        for c in &infos.configs {
-                            for e in &c.value.errors {
-                                println!("  {}: {e}", c.value.name);
-                            }
+                        for (name, e) in liteconnect::config::connector::distinct_errors(&infos) {
+                            println!("  {name}: {e}");
                         }
                     }
                 } else if !json {

@@ -62,7 +62,7 @@ pub fn parse(path: &str, text: &str) -> Result<StartupConnector, String> {
 
 fn from_flat(path: &str, config: BTreeMap<String, String>) -> Result<StartupConnector, String> {
     let name = config
-        .get("name")
+        .get(crate::config::keys::NAME)
         .map(|n| n.trim().to_string())
         .filter(|n| !n.is_empty())
         .ok_or_else(|| missing_name(path))?;
@@ -104,7 +104,7 @@ fn from_request(path: &str, mut object: Map<String, Json>) -> Result<StartupConn
         };
         flat.insert(k, v);
     }
-    match flat.get("name") {
+    match flat.get(crate::config::keys::NAME) {
         Some(n) if *n != name => {
             return Err(format!(
                 "Connector name configuration in 'config' doesn't match the one specified in 'name' at '{path}'"
@@ -112,7 +112,7 @@ fn from_request(path: &str, mut object: Map<String, Json>) -> Result<StartupConn
         }
         Some(_) => {}
         None => {
-            flat.insert("name".into(), name.clone());
+            flat.insert(crate::config::keys::NAME.into(), name.clone());
         }
     }
     let initial_state = match object.remove("initial_state") {

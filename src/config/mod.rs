@@ -7,14 +7,17 @@
 //!
 //! * [`properties`]: `java.util.Properties.load` rules.
 //! * [`def`]: keys, types, validators, parsing, and the `ConfigInfos` JSON shapes.
-//! * [`connector`]: `ConnectorConfig`/`SinkConnectorConfig`/`SourceConnectorConfig` keys and
-//!   `AbstractHerder.validateConnectorConfig`.
-//! * [`worker`]: the worker config, read from a properties file into typed settings.
+//! * [`connector`]: `ConnectorConfig`/`SinkConnectorConfig`/`SourceConnectorConfig` keys,
+//!   `AbstractHerder.validateConnectorConfig`, and the typed [`connector::ConnectorConfig`] parsed
+//!   with that definition.
+//! * [`worker`]: the worker config's definition, and the typed settings parsed with it.
+//! * [`keys`]: the names of connector and worker keys, for code that reads them.
 //! * [`providers`]: config providers (`${file:...}`, `${env:...}`, `${directory:...}`); the one part
 //!   that reads files, and only when a task starts.
 
 pub mod connector;
 pub mod def;
+pub mod keys;
 pub mod properties;
 pub mod providers;
 pub mod worker;

@@ -7,47 +7,18 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+mod definition;
+
+pub use definition::{worker_config_def, DEFAULT_TASKS_MAX_TOTAL};
+
+use crate::config::connector::{ConverterRole, PluginLookup};
+use crate::config::def::{ConfigType, ConfigValue};
+use crate::config::keys;
 use crate::config::providers::ConfigProviders;
 use crate::storage::{BufferCap, BufferPolicy, Synchronous};
 
 /// The embedded default worker config (the same as `config/worker.properties`).
 pub const DEFAULT_WORKER_PROPERTIES: &str = include_str!("../../config/worker.properties");
-
-const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
-const SIMPLE_HEADER_CONVERTER: &str = "org.apache.kafka.connect.storage.SimpleHeaderConverter";
-
-/// Keys liteconnect reads.
-const KNOWN: &[&str] = &[
-    "listeners",
-    "rest.advertised.host.name",
-    "rest.advertised.port",
-    "rest.advertised.listener",
-    "key.converter",
-    "value.converter",
-    "header.converter",
-    "offset.flush.interval.ms",
-    "offset.flush.timeout.ms",
-    "task.shutdown.graceful.timeout.ms",
-    "topic.tracking.enable",
-    "topic.tracking.allow.reset",
-    "admin.listeners",
-    "access.control.allow.origin",
-    "access.control.allow.methods",
-    "storage.file",
-    "storage.synchronous",
-    "storage.max.bytes",
-    "retention.ms",
-    "retention.bytes",
-    "log.buffer.max.bytes",
-    "log.buffer.full.policy",
-    "rest.request.max.bytes",
-    "rest.extension.classes",
-    "response.http.headers.config",
-    "rest.basic.auth.credentials.file",
-    "rest.basic.auth.jaas.config",
-    "rest.basic.auth.health.exempt",
-    "config.providers",
-];
 
 /// Prefixes whose keys are passed on (converter settings, TLS settings, config providers).
 const KNOWN_PREFIXES: &[&str] = &[
@@ -151,40 +122,48 @@ pub struct WorkerConfig {
     pub log_buffer: Option<BufferCap>,
     /// `rest.request.max.bytes`: the largest request body accepted.
     pub request_max_bytes: u64,
+    /// `tasks.max.total`: the most tasks all connectors together may have on this worker.
+    pub tasks_max_total: usize,
     /// `config.providers`: what resolves `${provider:path:key}` placeholders when tasks start.
     pub config_providers: ConfigProviders,
     /// Keys given that liteconnect does not use.
     pub unused: Vec<String>,
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(format!(
-            "Invalid value {v} for configuration {key}: Expected value to be either true or false"
-        )),
-    }
-}
-
-fn parse_num<T: std::str::FromStr>(key: &str, v: &str, type_name: &str) -> Result<T, String> {
-    v.trim().parse().map_err(|_| {
-        format!("Invalid value {v} for configuration {key}: Not a number of type {type_name}")
-    })
-}
-
-fn listeners(key: &str, v: &str) -> Result<Vec<Listener>, String> {
-    let list: Vec<&str> = v
-        .split(',')
-        .map(str::trim)
+fn listeners(key: &str, list: &[String]) -> Result<Vec<Listener>, WorkerConfigError> {
+    list.iter()
+        .map(|l| l.trim())
         .filter(|s| !s.is_empty())
-        .collect();
-    list.into_iter()
         .map(|l| {
-            Listener::parse(l)
-                .map_err(|e| e.replace("configuration listeners", &format!("configuration {key}")))
+            Listener::parse(l).map_err(|e| {
+                WorkerConfigError::Listener(
+                    e.replace("configuration listeners", &format!("configuration {key}")),
+                )
+            })
         })
         .collect()
+}
+
+/// A worker config that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkerConfigError {
+    /// Keys whose values do not parse or pass their checks, with Kafka's messages.
+    #[error("{}", .0.join("; "))]
+    Invalid(Vec<String>),
+    /// A listener that is not `protocol://host:port`.
+    #[error("{0}")]
+    Listener(String),
+    /// The config providers' settings.
+    #[error("{0}")]
+    Providers(String),
+    /// A worker converter naming a class liteconnect does not have.
+    #[error("Invalid value {class} for configuration {key}: Class {class} could not be found.")]
+    UnknownConverter {
+        /// `key.converter`, `value.converter` or `header.converter`.
+        key: &'static str,
+        /// The class as given.
+        class: String,
+    },
 }
 
 impl WorkerConfig {
@@ -196,134 +175,129 @@ impl WorkerConfig {
             .expect("the embedded worker config is valid")
     }
 
-    /// Reads typed settings from a properties map.
+    /// Reads typed settings from a properties map, with the definition of
+    /// [`worker_config_def`].
     ///
     /// # Errors
     /// A message naming the key and the value for every invalid setting.
-    pub fn from_props(props: BTreeMap<String, String>) -> Result<WorkerConfig, String> {
-        let get = |k: &str| props.get(k).map(|s| s.as_str());
-        let listeners_v = match get("listeners") {
-            Some(v) => {
-                let l = listeners("listeners", v)?;
-                if l.is_empty() {
-                    return Err(
-                        "Invalid value for configuration listeners: listeners must not be empty"
-                            .into(),
-                    );
-                }
-                l
-            }
-            None => vec![Listener {
-                scheme: "http".into(),
-                host: "127.0.0.1".into(),
-                port: 8083,
-            }],
+    pub fn from_props(props: BTreeMap<String, String>) -> Result<WorkerConfig, WorkerConfigError> {
+        let def = worker_config_def();
+        // A key left blank takes its default (a blank list is an empty list).
+        let input: BTreeMap<String, String> = props
+            .iter()
+            .filter(|(k, v)| {
+                !(v.trim().is_empty()
+                    && def
+                        .get(k)
+                        .is_some_and(|key| key.config_type != ConfigType::List))
+            })
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let parsed = def.parse(&input).map_err(WorkerConfigError::Invalid)?;
+        let string = |k: &str| parsed.get_string(k).filter(|s| !s.is_empty());
+        let long = |k: &str| parsed.get_long(k);
+        let bool_of = |k: &str| parsed.get_bool(k).unwrap_or(true);
+        let listeners_v = listeners(keys::LISTENERS, &parsed.get_list(keys::LISTENERS))?;
+        if listeners_v.is_empty() {
+            return Err(WorkerConfigError::Listener(
+                "Invalid value for configuration listeners: listeners must not be empty".into(),
+            ));
+        }
+        let admin_listeners = match parsed.get(keys::ADMIN_LISTENERS) {
+            Some(ConfigValue::List(l)) => Some(listeners(keys::ADMIN_LISTENERS, l)?),
+            _ => None,
         };
-        let admin_listeners = match get("admin.listeners") {
-            None => None,
-            Some(v) => Some(listeners("admin.listeners", v)?),
-        };
-        let synchronous = match get("storage.synchronous").map(|s| s.trim().to_ascii_uppercase()) {
-            None => Synchronous::Normal,
-            Some(s) if s == "NORMAL" => Synchronous::Normal,
+        let synchronous = match string(keys::STORAGE_SYNCHRONOUS).map(|s| s.to_ascii_uppercase()) {
             Some(s) if s == "FULL" => Synchronous::Full,
-            Some(s) => {
-                return Err(format!(
-                    "Invalid value {s} for configuration storage.synchronous: String must be one of: NORMAL, FULL"
-                ))
-            }
+            _ => Synchronous::Normal,
         };
-        let optional_i64 = |k: &str, default: Option<i64>| -> Result<Option<i64>, String> {
-            match get(k) {
-                None => Ok(default),
-                Some(v) => {
-                    let n: i64 = parse_num(k, v, "LONG")?;
-                    Ok(if n < 0 { None } else { Some(n) })
-                }
-            }
-        };
-        let policy = match get("log.buffer.full.policy").map(|s| s.trim().to_ascii_lowercase()) {
-            None => BufferPolicy::Pause,
-            Some(s) if s == "pause" => BufferPolicy::Pause,
+        let policy = match string(keys::LOG_BUFFER_FULL_POLICY).map(|s| s.to_ascii_lowercase()) {
             Some(s) if s == "drop_oldest" => BufferPolicy::DropOldest,
-            Some(s) => {
-                return Err(format!(
-                    "Invalid value {s} for configuration log.buffer.full.policy: String must be one of: pause, drop_oldest"
-                ))
-            }
+            _ => BufferPolicy::Pause,
         };
-        let log_buffer = optional_i64("log.buffer.max.bytes", None)?.map(|n| BufferCap {
+        let non_negative = |k: &str| long(k).filter(|n| *n >= 0);
+        let log_buffer = non_negative(keys::LOG_BUFFER_MAX_BYTES).map(|n| BufferCap {
             max_bytes: n as u64,
             policy,
         });
-        let non_empty = |k: &str| {
-            get(k)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-        };
         let unused = props
             .keys()
-            .filter(|k| {
-                !KNOWN.contains(&k.as_str()) && !KNOWN_PREFIXES.iter().any(|p| k.starts_with(p))
-            })
+            .filter(|k| def.get(k).is_none() && !KNOWN_PREFIXES.iter().any(|p| k.starts_with(p)))
             .cloned()
             .collect();
+        let class = |k: &str| string(k).unwrap_or_default();
         Ok(WorkerConfig {
             listeners: listeners_v,
-            advertised_host: non_empty("rest.advertised.host.name"),
-            advertised_port: match get("rest.advertised.port") {
-                Some(v) if !v.trim().is_empty() => {
-                    Some(parse_num("rest.advertised.port", v, "INT")?)
-                }
-                _ => None,
-            },
+            advertised_host: string(keys::REST_ADVERTISED_HOST_NAME),
+            advertised_port: parsed
+                .get_int(keys::REST_ADVERTISED_PORT)
+                .and_then(|p| u16::try_from(p).ok()),
             admin_listeners,
-            key_converter: non_empty("key.converter").unwrap_or_else(|| JSON_CONVERTER.into()),
-            value_converter: non_empty("value.converter").unwrap_or_else(|| JSON_CONVERTER.into()),
-            header_converter: non_empty("header.converter")
-                .unwrap_or_else(|| SIMPLE_HEADER_CONVERTER.into()),
-            offset_flush_interval_ms: match get("offset.flush.interval.ms") {
-                Some(v) => parse_num("offset.flush.interval.ms", v, "LONG")?,
-                None => 60_000,
-            },
-            task_shutdown_graceful_timeout_ms: match get("task.shutdown.graceful.timeout.ms") {
-                Some(v) => parse_num("task.shutdown.graceful.timeout.ms", v, "LONG")?,
-                None => 5_000,
-            },
-            topic_tracking_enable: match get("topic.tracking.enable") {
-                Some(v) => parse_bool("topic.tracking.enable", v)?,
-                None => true,
-            },
-            topic_tracking_allow_reset: match get("topic.tracking.allow.reset") {
-                Some(v) => parse_bool("topic.tracking.allow.reset", v)?,
-                None => true,
-            },
-            cors_origin: non_empty("access.control.allow.origin"),
-            cors_methods: non_empty("access.control.allow.methods"),
-            storage_file: non_empty("storage.file")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("data/liteconnect.db")),
+            key_converter: class(keys::KEY_CONVERTER),
+            value_converter: class(keys::VALUE_CONVERTER),
+            header_converter: class(keys::HEADER_CONVERTER),
+            offset_flush_interval_ms: non_negative(keys::OFFSET_FLUSH_INTERVAL_MS).unwrap_or(0)
+                as u64,
+            task_shutdown_graceful_timeout_ms: non_negative(keys::TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS)
+                .unwrap_or(0) as u64,
+            topic_tracking_enable: bool_of(keys::TOPIC_TRACKING_ENABLE),
+            topic_tracking_allow_reset: bool_of(keys::TOPIC_TRACKING_ALLOW_RESET),
+            cors_origin: string(keys::ACCESS_CONTROL_ALLOW_ORIGIN),
+            cors_methods: string(keys::ACCESS_CONTROL_ALLOW_METHODS),
+            storage_file: PathBuf::from(class(keys::STORAGE_FILE)),
             storage_synchronous: synchronous,
-            storage_max_bytes: optional_i64("storage.max.bytes", None)?.map(|n| n as u64),
-            retention_ms: optional_i64("retention.ms", Some(7 * 24 * 3600 * 1000))?,
-            retention_bytes: optional_i64("retention.bytes", None)?,
+            storage_max_bytes: non_negative(keys::STORAGE_MAX_BYTES).map(|n| n as u64),
+            retention_ms: non_negative(keys::RETENTION_MS),
+            retention_bytes: non_negative(keys::RETENTION_BYTES),
             log_buffer,
-            request_max_bytes: match get("rest.request.max.bytes") {
-                Some(v) => parse_num("rest.request.max.bytes", v, "LONG")?,
-                None => 1024 * 1024,
-            },
-            config_providers: ConfigProviders::from_worker_props(&props)?,
+            request_max_bytes: non_negative(keys::REST_REQUEST_MAX_BYTES).unwrap_or(0) as u64,
+            tasks_max_total: parsed
+                .get_int(keys::TASKS_MAX_TOTAL)
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(DEFAULT_TASKS_MAX_TOTAL as usize),
+            config_providers: ConfigProviders::from_worker_props(&props)
+                .map_err(WorkerConfigError::Providers)?,
             originals: props,
             unused,
         })
     }
 
+    /// Checks what parsing cannot: that the worker's converters are classes liteconnect has (Kafka
+    /// refuses to start otherwise).
+    ///
+    /// # Errors
+    /// [`WorkerConfigError::UnknownConverter`] naming the key and the class.
+    pub fn validate(&self, plugins: &dyn PluginLookup) -> Result<(), WorkerConfigError> {
+        for role in ConverterRole::ALL {
+            let class = self.converter(role);
+            let known = match role {
+                ConverterRole::Header => plugins.header_converter_def(class).is_some(),
+                _ => plugins.converter_def(class).is_some(),
+            };
+            if !known {
+                return Err(WorkerConfigError::UnknownConverter {
+                    key: role.key(),
+                    class: class.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The worker's converter class for a role.
+    pub fn converter(&self, role: ConverterRole) -> &str {
+        match role {
+            ConverterRole::Key => &self.key_converter,
+            ConverterRole::Value => &self.value_converter,
+            ConverterRole::Header => &self.header_converter,
+        }
+    }
+
     /// The worker's converter class for `key.converter`, `value.converter` or `header.converter`.
     pub fn converter_class(&self, key: &str) -> &str {
         match key {
-            "key.converter" => &self.key_converter,
-            "value.converter" => &self.value_converter,
+            keys::KEY_CONVERTER => &self.key_converter,
+            keys::VALUE_CONVERTER => &self.value_converter,
             _ => &self.header_converter,
         }
     }
@@ -331,6 +305,7 @@ impl WorkerConfig {
 
 #[cfg(test)]
 mod tests {
+    use super::definition::{JSON_CONVERTER, SIMPLE_HEADER_CONVERTER};
     use super::*;
 
     fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -375,12 +350,16 @@ mod tests {
     #[test]
     fn bad_values_name_the_key() {
         let e = WorkerConfig::from_props(props(&[("listeners", "localhost:8083")])).unwrap_err();
-        assert!(e.contains("Listener doesn't have the right format"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("Listener doesn't have the right format"),
+            "{e}"
+        );
         let e =
             WorkerConfig::from_props(props(&[("offset.flush.interval.ms", "soon")])).unwrap_err();
-        assert!(e.contains("offset.flush.interval.ms"), "{e}");
+        assert!(e.to_string().contains("offset.flush.interval.ms"), "{e}");
         let e = WorkerConfig::from_props(props(&[("topic.tracking.enable", "maybe")])).unwrap_err();
-        assert!(e.contains("topic.tracking.enable"), "{e}");
+        assert!(e.to_string().contains("topic.tracking.enable"), "{e}");
     }
 
     #[test]
@@ -394,5 +373,93 @@ mod tests {
             "[::1]:8083"
         );
         assert!(Listener::parse("ftp://x:1").is_err());
+    }
+
+    /// Knows JsonConverter and SimpleHeaderConverter only.
+    struct TwoConverters;
+
+    impl PluginLookup for TwoConverters {
+        fn transformation_def(&self, _: &str) -> Option<crate::config::ConfigDef> {
+            None
+        }
+        fn predicate_def(&self, _: &str) -> Option<crate::config::ConfigDef> {
+            None
+        }
+        fn transformation_classes(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn predicate_classes(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn converter_def(&self, class: &str) -> Option<crate::config::ConfigDef> {
+            class
+                .ends_with("JsonConverter")
+                .then(crate::config::ConfigDef::new)
+        }
+        fn header_converter_def(&self, class: &str) -> Option<crate::config::ConfigDef> {
+            class
+                .ends_with("SimpleHeaderConverter")
+                .then(crate::config::ConfigDef::new)
+        }
+    }
+
+    #[test]
+    fn unknown_worker_converter_names_key_and_class() {
+        WorkerConfig::defaults().validate(&TwoConverters).unwrap();
+        let c =
+            WorkerConfig::from_props(props(&[("value.converter", "com.example.Nope")])).unwrap();
+        let e = c.validate(&TwoConverters).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "Invalid value com.example.Nope for configuration value.converter: Class com.example.Nope could not be found."
+        );
+        let c = WorkerConfig::from_props(props(&[("header.converter", JSON_CONVERTER)])).unwrap();
+        assert!(c
+            .validate(&TwoConverters)
+            .unwrap_err()
+            .to_string()
+            .contains("configuration header.converter"));
+    }
+
+    #[test]
+    fn every_key_read_is_defined_and_documented() {
+        let def = worker_config_def();
+        for key in def.keys() {
+            assert!(!key.documentation.is_empty(), "{}", key.name);
+        }
+        let c = WorkerConfig::defaults();
+        assert_eq!(c.tasks_max_total, DEFAULT_TASKS_MAX_TOTAL as usize);
+        assert_eq!(c.offset_flush_interval_ms, 10_000);
+        assert_eq!(c.retention_ms, Some(7 * 24 * 3600 * 1000));
+        assert_eq!(c.retention_bytes, None);
+        assert_eq!(c.request_max_bytes, 1024 * 1024);
+        assert_eq!(c.key_converter, JSON_CONVERTER);
+        assert_eq!(c.header_converter, SIMPLE_HEADER_CONVERTER);
+        let c = WorkerConfig::from_props(props(&[
+            ("tasks.max.total", "4"),
+            ("storage.synchronous", "full"),
+            ("log.buffer.max.bytes", "100"),
+            ("log.buffer.full.policy", "DROP_OLDEST"),
+            ("rest.advertised.port", ""),
+        ]))
+        .unwrap();
+        assert_eq!(c.tasks_max_total, 4);
+        assert_eq!(c.storage_synchronous, Synchronous::Full);
+        assert_eq!(
+            c.log_buffer,
+            Some(BufferCap {
+                max_bytes: 100,
+                policy: BufferPolicy::DropOldest
+            })
+        );
+        assert_eq!(c.advertised_port, None);
+        let e = WorkerConfig::from_props(props(&[("tasks.max.total", "0")])).unwrap_err();
+        assert!(e.to_string().contains("tasks.max.total"), "{e}");
+        let e = WorkerConfig::from_props(props(&[("storage.synchronous", "OFF")])).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("String must be one of: NORMAL, FULL"),
+            "{e}"
+        );
     }
 }

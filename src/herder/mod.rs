@@ -16,7 +16,7 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
-use crate::config::connector::{invalid_config_message, ConnectorType};
+use crate::config::connector::{invalid_config_message, ConnectorConfig, ConnectorType};
 use crate::config::def::ConfigInfos;
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props};
@@ -206,7 +206,7 @@ impl Herder {
 
     fn connector_type(&self, config: &Props) -> ConnectorInfoType {
         self.plugins
-            .connector_type(config.get("connector.class").map(String::as_str))
+            .connector_type(config.get(crate::config::keys::CONNECTOR_CLASS).map(String::as_str))
     }
 
     // ----- reads ------------------------------------------------------------------------------------
@@ -320,7 +320,32 @@ impl Herder {
 
     /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
     fn check_config(&self, config: &Props) -> Result<(), ConnectError> {
-        check_config(&self.plugins, config)
+        check_config(&self.plugins, config)?;
+        self.check_task_total(config)
+    }
+
+    /// Refuses a config whose `tasks.max`, with the tasks of the other connectors, would go beyond the
+    /// worker's `tasks.max.total` (each task is a thread).
+    fn check_task_total(&self, config: &Props) -> Result<(), ConnectError> {
+        let typed = ConnectorConfig::lenient(config, ConnectorType::Source);
+        let cap = self.config.tasks_max_total;
+        let others: usize = self
+            .connectors
+            .read()
+            .expect("connectors lock")
+            .iter()
+            .filter(|(name, _)| **name != typed.name)
+            .map(|(_, e)| e.tasks.len())
+            .sum();
+        if others + typed.tasks_max <= cap {
+            return Ok(());
+        }
+        Err(ConnectError::BadRequest(format!(
+            "Connector {} has tasks.max={}, but this worker runs at most {cap} tasks in total ({}) and the other connectors have {others}",
+            typed.name,
+            typed.tasks_max,
+            crate::config::keys::TASKS_MAX_TOTAL
+        )))
     }
 
     // ----- changes ----------------------------------------------------------------------------------
@@ -337,14 +362,14 @@ impl Herder {
         offsets: Option<Vec<OffsetEntry>>,
     ) -> Result<ConnectorInfo, ConnectError> {
         let name = name.trim().to_string();
-        if let Some(n) = config.get("name") {
+        if let Some(n) = config.get(crate::config::keys::NAME) {
             if *n != name {
                 return Err(ConnectError::BadRequest(format!(
                     "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
                 )));
             }
         }
-        config.insert("name".into(), name.clone());
+        config.insert(crate::config::keys::NAME.into(), name.clone());
         let _guard = self.ops.lock().await;
         self.check_config(&config)?;
         if self.entry(&name).is_some() {
@@ -356,7 +381,7 @@ impl Herder {
             Some(o) => {
                 let plugin = self.resolve(
                     config
-                        .get("connector.class")
+                        .get(crate::config::keys::CONNECTOR_CLASS)
                         .map(String::as_str)
                         .unwrap_or_default(),
                 )?;
@@ -394,14 +419,14 @@ impl Herder {
         name: &str,
         mut config: Props,
     ) -> Result<(bool, ConnectorInfo), ConnectError> {
-        if let Some(n) = config.get("name") {
+        if let Some(n) = config.get(crate::config::keys::NAME) {
             if n != name {
                 return Err(ConnectError::BadRequest(format!(
                     "Connector name configuration ({n}) doesn't match connector name in the URL ({name})"
                 )));
             }
         }
-        config.insert("name".into(), name.to_string());
+        config.insert(crate::config::keys::NAME.into(), name.to_string());
         let _guard = self.ops.lock().await;
         self.check_config(&config)?;
         self.apply_config(name, config).await
@@ -634,7 +659,7 @@ impl Herder {
         let plugin = self
             .resolve(
                 e.config
-                    .get("connector.class")
+                    .get(crate::config::keys::CONNECTOR_CLASS)
                     .map(String::as_str)
                     .unwrap_or_default(),
             )
@@ -696,7 +721,10 @@ impl Herder {
     /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
     /// config. On failure the connector is marked FAILED and None is returned.
     fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
-        let class = config.get("connector.class").cloned().unwrap_or_default();
+        let class = config
+            .get(crate::config::keys::CONNECTOR_CLASS)
+            .cloned()
+            .unwrap_or_default();
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
             Err(e) => {
@@ -710,10 +738,8 @@ impl Herder {
                 return None;
             }
         };
-        let max_tasks: usize = config
-            .get("tasks.max")
-            .and_then(|t| t.trim().parse().ok())
-            .unwrap_or(1);
+        let typed = ConnectorConfig::lenient(config, plugin.connector_type());
+        let max_tasks = typed.tasks_max;
         let mut tasks = match plugin.task_configs(config, max_tasks) {
             Ok(t) => t,
             Err(e) => {
@@ -725,10 +751,7 @@ impl Herder {
                 return None;
             }
         };
-        let enforce = config
-            .get("tasks.max.enforce")
-            .is_none_or(|v| !v.trim().eq_ignore_ascii_case("false"));
-        if tasks.len() > max_tasks && enforce {
+        if tasks.len() > max_tasks && typed.tasks_max_enforce {
             self.statuses.set_connector(
                 name,
                 State::Failed,
@@ -741,7 +764,10 @@ impl Herder {
         }
         for t in tasks.iter_mut() {
             t.insert("task.class".into(), plugin.task_class().to_string());
-            for key in ["topics", "topics.regex"] {
+            for key in [
+                crate::config::keys::TOPICS,
+                crate::config::keys::TOPICS_REGEX,
+            ] {
                 if let Some(v) = config.get(key) {
                     t.insert(key.into(), v.clone());
                 }
@@ -754,7 +780,11 @@ impl Herder {
     /// connector's task configs are regenerated and stored when they changed.
     async fn start_connector(&self, name: &str, regenerate: bool) {
         let Some(e) = self.entry(name) else { return };
-        let class = e.config.get("connector.class").cloned().unwrap_or_default();
+        let class = e
+            .config
+            .get(crate::config::keys::CONNECTOR_CLASS)
+            .cloned()
+            .unwrap_or_default();
         let plugin = match self.plugins.connector(&class) {
             Ok(p) => p,
             Err(e) => {
@@ -887,7 +917,7 @@ impl Herder {
         let e = self.entry(name).ok_or_else(|| not_found(name))?;
         let plugin = self.resolve(
             e.config
-                .get("connector.class")
+                .get(crate::config::keys::CONNECTOR_CLASS)
                 .map(String::as_str)
                 .unwrap_or_default(),
         )?;

@@ -186,7 +186,7 @@ impl Plugins {
         &self,
         config: &BTreeMap<String, Option<String>>,
     ) -> Result<ConfigInfos, ConnectError> {
-        let class = match config.get("connector.class") {
+        let class = match config.get(crate::config::keys::CONNECTOR_CLASS) {
             Some(Some(c)) if !c.trim().is_empty() => c.clone(),
             _ => {
                 return Err(ConnectError::BadRequest(format!(

@@ -279,8 +279,8 @@ pub(super) fn parse_create(body: &super::Body) -> Result<CreateRequest> {
     };
     let name = body.name.unwrap_or_default().trim().to_string();
     let mut config = config_map(config)?;
-    if !config.contains_key("name") {
-        config.insert("name".into(), Some(name.clone()));
+    if !config.contains_key(crate::config::keys::NAME) {
+        config.insert(crate::config::keys::NAME.into(), Some(name.clone()));
     }
     Ok((name, config, initial, body.offsets))
 }

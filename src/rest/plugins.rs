@@ -26,7 +26,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             let config = super::connectors::config_map(body)?;
             // Kafka compares the two names as text (a suffix match after cutting `Connector`), not
             // through the plugin aliases: `/connector-plugins/Sink/...` accepts any sink class.
-            if let Some(Some(class)) = config.get("connector.class") {
+            if let Some(Some(class)) = config.get(crate::config::keys::CONNECTOR_CLASS) {
                 let given = class.trim();
                 let given = given.strip_suffix("Connector").unwrap_or(given);
                 let wanted = plugin.strip_suffix("Connector").unwrap_or(plugin);

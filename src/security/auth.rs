@@ -332,7 +332,7 @@ impl BasicAuth {
     pub fn from_worker(originals: &BTreeMap<String, String>) -> Result<Option<BasicAuth>, String> {
         let get = |k: &str| originals.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         let mut enabled = false;
-        for class in get("rest.extension.classes")
+        for class in get(crate::config::keys::REST_EXTENSION_CLASSES)
             .unwrap_or_default()
             .split(',')
             .map(str::trim)
@@ -346,9 +346,9 @@ impl BasicAuth {
                 ));
             }
         }
-        let jaas = get("rest.basic.auth.jaas.config");
-        let file = get("rest.basic.auth.credentials.file");
-        let health_exempt = match get("rest.basic.auth.health.exempt").map(str::to_ascii_lowercase).as_deref() {
+        let jaas = get(crate::config::keys::REST_BASIC_AUTH_JAAS_CONFIG);
+        let file = get(crate::config::keys::REST_BASIC_AUTH_CREDENTIALS_FILE);
+        let health_exempt = match get(crate::config::keys::REST_BASIC_AUTH_HEALTH_EXEMPT).map(str::to_ascii_lowercase).as_deref() {
             None | Some("false") => false,
             Some("true") => true,
             Some(v) => {
@@ -359,8 +359,8 @@ impl BasicAuth {
         };
         if !enabled {
             if let Some(key) = [
-                ("rest.basic.auth.jaas.config", jaas),
-                ("rest.basic.auth.credentials.file", file),
+                (crate::config::keys::REST_BASIC_AUTH_JAAS_CONFIG, jaas),
+                (crate::config::keys::REST_BASIC_AUTH_CREDENTIALS_FILE, file),
             ]
             .iter()
             .find_map(|(k, v)| v.map(|_| *k))

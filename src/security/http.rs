@@ -209,7 +209,7 @@ pub fn csv_split(text: &str) -> Vec<String> {
 /// # Errors
 /// Kafka's messages for a rule without an action, an unknown action, or a bad name/value pair.
 pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, String> {
-    let key = "response.http.headers.config";
+    let key = crate::config::keys::RESPONSE_HTTP_HEADERS_CONFIG;
     let mut rules = Vec::new();
     for rule in csv_split(config) {
         let invalid =

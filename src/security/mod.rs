@@ -41,7 +41,10 @@ impl Security {
             Some(origin) => Some(http::Cors::new(origin, config.cors_methods.as_deref())?),
             None => None,
         };
-        let header_rules = match config.originals.get("response.http.headers.config") {
+        let header_rules = match config
+            .originals
+            .get(crate::config::keys::RESPONSE_HTTP_HEADERS_CONFIG)
+        {
             Some(v) => http::parse_header_rules(v)?,
             None => Vec::new(),
         };

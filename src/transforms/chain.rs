@@ -91,12 +91,12 @@ impl TransformChain {
     /// (`Transformation 'a' (org.apache...RegexRouter): Missing required configuration "regex"
     /// which has no default value.`).
     pub fn from_config(config: &BTreeMap<String, String>) -> Result<TransformChain, String> {
-        let transform_aliases = alias_list(config, "transforms")?;
-        let predicate_aliases = alias_list(config, "predicates")?;
+        let transform_aliases = alias_list(config, crate::config::keys::TRANSFORMS)?;
+        let predicate_aliases = alias_list(config, crate::config::keys::PREDICATES)?;
 
         let mut predicates: Vec<(String, Box<dyn Predicate>)> = Vec::new();
         for alias in &predicate_aliases {
-            let given = type_of(config, "predicates", alias)?;
+            let given = type_of(config, crate::config::keys::PREDICATES, alias)?;
             let class = resolve_predicate(given).ok_or_else(|| {
                 format!("Invalid value {given} for configuration predicates.{alias}.type: Class {given} could not be found.")
             })?;
@@ -108,7 +108,7 @@ impl TransformChain {
 
         let mut stages = Vec::new();
         for alias in &transform_aliases {
-            let given = type_of(config, "transforms", alias)?;
+            let given = type_of(config, crate::config::keys::TRANSFORMS, alias)?;
             let class = resolve_transformation(given).ok_or_else(|| {
                 format!("Invalid value {given} for configuration transforms.{alias}.type: Class {given} could not be found.")
             })?;

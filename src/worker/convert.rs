@@ -170,9 +170,11 @@ impl Converters {
         connector: &Props,
         worker: &WorkerConfig,
     ) -> Result<Converters, ConverterSetupError> {
-        let (key_class, key_props) = choose(connector, worker, "key.converter");
-        let (value_class, value_props) = choose(connector, worker, "value.converter");
-        let (header_class, header_props) = choose(connector, worker, "header.converter");
+        let (key_class, key_props) = choose(connector, worker, crate::config::keys::KEY_CONVERTER);
+        let (value_class, value_props) =
+            choose(connector, worker, crate::config::keys::VALUE_CONVERTER);
+        let (header_class, header_props) =
+            choose(connector, worker, crate::config::keys::HEADER_CONVERTER);
         let failed = |role: &'static str, class: &str, cause: DataError| ConverterSetupError {
             role,
             class: class.to_string(),

@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::convert::{StageError, StageFailure, TaskStage};
+use crate::config::connector::{ConnectorType, ErrorSettings, ToleranceType};
 use crate::connectors::Props;
 use crate::storage::{AppendBatch, LogRecord, ProducedRecord, Store};
 
@@ -24,28 +25,23 @@ pub(crate) struct ErrorHandler {
     skipped: AtomicU64,
 }
 
-fn flag(config: &Props, key: &str) -> bool {
-    config
-        .get(key)
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-}
-
 impl ErrorHandler {
     /// Reads the `errors.*` keys of a connector (or task) config.
     pub(crate) fn new(connector: &str, task: u32, config: &Props, is_sink: bool) -> Self {
+        let kind = if is_sink {
+            ConnectorType::Sink
+        } else {
+            ConnectorType::Source
+        };
+        let settings = ErrorSettings::lenient(config, kind);
         ErrorHandler {
             connector: connector.to_string(),
             task,
-            tolerate_all: config
-                .get("errors.tolerance")
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("all")),
-            log_enable: flag(config, "errors.log.enable"),
-            log_include_messages: flag(config, "errors.log.include.messages"),
-            dlq_topic: config
-                .get("errors.deadletterqueue.topic.name")
-                .map(|t| t.trim().to_string())
-                .filter(|t| is_sink && !t.is_empty()),
-            dlq_context_headers: flag(config, "errors.deadletterqueue.context.headers.enable"),
+            tolerate_all: settings.tolerance == ToleranceType::All,
+            log_enable: settings.log_enable,
+            log_include_messages: settings.log_include_messages,
+            dlq_topic: settings.dlq_topic,
+            dlq_context_headers: settings.dlq_context_headers,
             skipped: AtomicU64::new(0),
         }
     }

@@ -187,7 +187,7 @@ impl Worker {
 
         // A connector's own converter defaults come between its config and the worker's.
         let mut with_defaults = connector_config.clone();
-        for key in ["key.converter", "value.converter", "header.converter"] {
+        for key in crate::config::connector::ConverterRole::ALL.map(|r| r.key()) {
             if let Some(class) = plugin.default_converter(key) {
                 if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
                     with_defaults.insert(key.to_string(), class.to_string());

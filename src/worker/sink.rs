@@ -32,7 +32,7 @@ impl Subscription {
     fn new(rt: &TaskRuntime) -> Result<Self, StageError> {
         let topics = rt
             .config
-            .get("topics")
+            .get(crate::config::keys::TOPICS)
             .map(|t| {
                 t.split(',')
                     .map(|s| s.trim().to_string())
@@ -42,7 +42,7 @@ impl Subscription {
             .unwrap_or_default();
         let regex = match rt
             .config
-            .get("topics.regex")
+            .get(crate::config::keys::TOPICS_REGEX)
             .map(|r| r.trim())
             .filter(|r| !r.is_empty())
         {

@@ -424,3 +424,49 @@ fn validate_checks_files_offline() {
     // Nothing was created: validation touches no database.
     assert!(!dir.path().join("data").exists());
 }
+
+#[test]
+fn an_unknown_worker_converter_exits_2_naming_the_key() {
+    let dir = tempdir();
+    let props = write(
+        dir.path(),
+        "w.properties",
+        &format!(
+            "listeners=http://127.0.0.1:0\nstorage.file={}\nvalue.converter=com.example.NoSuchConverter\n",
+            dir.path().join("w.db").display()
+        ),
+    );
+    let (code, _, err) = run_binary(dir.path(), &[&props]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("Invalid value com.example.NoSuchConverter for configuration value.converter: Class com.example.NoSuchConverter could not be found."),
+        "{err}"
+    );
+    // Refused before the database is created.
+    assert!(!dir.path().join("w.db").exists());
+}
+
+#[test]
+fn validate_prints_each_message_once() {
+    let dir = tempdir();
+    let file = write(
+        dir.path(),
+        "sink.properties",
+        "name=s\nconnector.class=FileStreamSink\ntasks.max=abc\n",
+    );
+    let (code, out, _) = run_binary(dir.path(), &["validate", &file]);
+    assert_ne!(code, 0);
+    assert_eq!(
+        out.matches("Must configure one of topics or topics.regex")
+            .count(),
+        1,
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "tasks.max: Invalid value abc for configuration tasks.max: Not a number of type INT"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("Invalid value null"), "{out}");
+}

@@ -17,5 +17,6 @@ mod plugins;
 mod rest_api;
 mod rest_polish;
 mod security;
+mod task_cap;
 mod transforms;
 mod verifiable;

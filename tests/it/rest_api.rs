@@ -649,3 +649,36 @@ async fn admin_loggers_change_levels() {
     assert_eq!(w.get("/admin/loggers").await.0, 404);
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn negate_without_predicate_is_an_error_on_the_negate_key() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let config = json!({"connector.class": "FileStreamSink", "name": "n", "topics": "t",
+        "transforms": "f", "transforms.f.type": "Filter", "transforms.f.negate": "true"});
+    let (s, infos) = w
+        .put(
+            "/connector-plugins/FileStreamSink/config/validate",
+            config.clone(),
+        )
+        .await;
+    assert_eq!(s, 200, "{infos}");
+    assert_eq!(infos["error_count"], 1, "{infos}");
+    let negate = infos["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["value"]["name"] == "transforms.f.negate")
+        .expect("the negate key is in the answer");
+    assert_eq!(
+        negate["value"]["errors"],
+        json!(["Config 'transforms.f.negate' was provided but there is no config 'transforms.f.predicate' defining a predicate to be negated."])
+    );
+    assert_error(
+        &w.put("/connectors/n/config", config).await,
+        400,
+        "Config 'transforms.f.negate' was provided but there is no config 'transforms.f.predicate'",
+    );
+    assert_eq!(w.get("/connectors").await.1, json!([]));
+    w.stop().await;
+}

@@ -386,7 +386,10 @@ impl SourceTask for MirrorSourceTask {
         self.poll_timeout = Duration::from_millis(number(super::POLL_TIMEOUT, 1000)?);
         self.task = number(super::TASK_INDEX, 0)? as u32;
         self.tasks = number(super::TASK_COUNT, 1)?.max(1) as u32;
-        let name = config.get("name").cloned().unwrap_or_default();
+        let name = config
+            .get(crate::config::keys::NAME)
+            .cloned()
+            .unwrap_or_default();
         let mut settings = vec![
             ("auto.offset.reset", "earliest"),
             ("enable.partition.eof", "false"),

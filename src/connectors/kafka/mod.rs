@@ -81,7 +81,9 @@ fn client_setting_errors(
 
 fn byte_array_converters(key: &str) -> Option<&'static str> {
     match key {
-        "key.converter" | "value.converter" | "header.converter" => Some(BYTE_ARRAY_CONVERTER),
+        crate::config::keys::KEY_CONVERTER
+        | crate::config::keys::VALUE_CONVERTER
+        | crate::config::keys::HEADER_CONVERTER => Some(BYTE_ARRAY_CONVERTER),
         _ => None,
     }
 }

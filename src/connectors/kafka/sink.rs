@@ -171,7 +171,10 @@ impl SinkTask for KafkaSinkTask {
             .is_none_or(|p| p.trim().eq_ignore_ascii_case("keep"));
         self.context = Some(SinkContext {
             client: Context {
-                connector: config.get("name").cloned().unwrap_or_default(),
+                connector: config
+                    .get(crate::config::keys::NAME)
+                    .cloned()
+                    .unwrap_or_default(),
                 last_error: Default::default(),
             },
             deliveries: Arc::default(),

@@ -1,0 +1,33 @@
+//! The framework's own connector configuration (Kafka's `ConnectorConfig`,
+//! `SinkConnectorConfig`, `SourceConnectorConfig`) and full connector validation, as
+//! `AbstractHerder.validateConnectorConfig` performs it.
+//!
+//! A connector config mixes keys from several owners: the framework (`name`, `tasks.max`,
+//! `errors.*`, …), the connector plugin, every transformation and predicate named in
+//! `transforms`/`predicates` (under `transforms.<alias>.`), and the converters (under
+//! `key.converter.` etc.). Kafka validates all of them in one pass and answers with one
+//! `ConfigInfos`; create, update and patch refuse a config whose answer has errors. Tools
+//! written against Kafka Connect read that answer, so the order of entries and groups and the
+//! way errors are counted follow Kafka's code rather than anything tidier.
+
+mod definition;
+mod typed;
+mod validate;
+
+pub use super::keys;
+pub use definition::connector_config_def;
+pub use typed::{
+    ConnectorConfig, ConnectorConfigError, ConverterRole, ErrorSettings, ToleranceType,
+};
+pub use validate::{
+    distinct_errors, invalid_config_message, plugin_config_keys, validate_connector_config,
+    PluginLookup,
+};
+
+pub use crate::connectors::ConnectorType;
+
+/// Kafka's message for a key supplied as JSON `null`.
+pub const NULL_VALUE_MESSAGE: &str = "Null value can not be supplied as the configuration value.";
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,302 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::config::def::ConfigValueInfo;
+use crate::config::def::*;
+
+const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
+const FILTER: &str = "org.apache.kafka.connect.transforms.Filter";
+const TOPIC_NAME_MATCHES: &str = "org.apache.kafka.connect.transforms.predicates.TopicNameMatches";
+const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
+
+/// A few plugins shaped like Kafka's own.
+struct Plugins;
+
+impl Plugins {
+    fn full(class: &str) -> String {
+        match class {
+            "RegexRouter" => REGEX_ROUTER.to_owned(),
+            "Filter" => FILTER.to_owned(),
+            "TopicNameMatches" => TOPIC_NAME_MATCHES.to_owned(),
+            "JsonConverter" => JSON_CONVERTER.to_owned(),
+            other => other.to_owned(),
+        }
+    }
+}
+
+impl PluginLookup for Plugins {
+    fn transformation_def(&self, class: &str) -> Option<ConfigDef> {
+        match Plugins::full(class).as_str() {
+            REGEX_ROUTER => Some(
+                ConfigDef::new()
+                    .define(
+                        ConfigKey::new(
+                            "regex",
+                            ConfigType::String,
+                            DefaultValue::Required,
+                            Importance::High,
+                            "Regular expression to use for matching.",
+                        )
+                        .validator(Validator::Regex),
+                    )
+                    .define(ConfigKey::new(
+                        "replacement",
+                        ConfigType::String,
+                        DefaultValue::Required,
+                        Importance::High,
+                        "Replacement string.",
+                    )),
+            ),
+            FILTER => Some(ConfigDef::new()),
+            _ => None,
+        }
+    }
+    fn predicate_def(&self, class: &str) -> Option<ConfigDef> {
+        (Plugins::full(class) == TOPIC_NAME_MATCHES).then(|| {
+            ConfigDef::new().define(
+                ConfigKey::new(
+                    "pattern",
+                    ConfigType::String,
+                    DefaultValue::Required,
+                    Importance::Medium,
+                    "A Java regular expression.",
+                )
+                .validator(Validator::All(vec![
+                    Validator::NonEmptyString,
+                    Validator::Regex,
+                ])),
+            )
+        })
+    }
+    fn transformation_classes(&self) -> Vec<String> {
+        vec![FILTER.to_owned(), REGEX_ROUTER.to_owned()]
+    }
+    fn predicate_classes(&self) -> Vec<String> {
+        vec![TOPIC_NAME_MATCHES.to_owned()]
+    }
+    fn converter_def(&self, class: &str) -> Option<ConfigDef> {
+        (Plugins::full(class) == JSON_CONVERTER).then(|| {
+            ConfigDef::new()
+                .define(
+                    ConfigKey::new(
+                        "converter.type",
+                        ConfigType::String,
+                        DefaultValue::Required,
+                        Importance::Low,
+                        "How this converter will be used.",
+                    )
+                    .validator(Validator::OneOf(vec!["key", "value", "header"])),
+                )
+                .define(
+                    ConfigKey::new(
+                        "schemas.enable",
+                        ConfigType::Boolean,
+                        DefaultValue::Value("true".into()),
+                        Importance::High,
+                        "Include schemas.",
+                    )
+                    .group("Schemas", 0),
+                )
+                .define(
+                    ConfigKey::new(
+                        "schemas.cache.size",
+                        ConfigType::Int,
+                        DefaultValue::Value("1000".into()),
+                        Importance::High,
+                        "Cache size.",
+                    )
+                    .validator(Validator::AtLeast(0.0))
+                    .group("Schemas", 1),
+                )
+        })
+    }
+    fn header_converter_def(&self, class: &str) -> Option<ConfigDef> {
+        self.converter_def(class)
+    }
+    fn class_name(&self, class: &str) -> String {
+        Plugins::full(class)
+    }
+}
+
+fn file_sink_def() -> ConfigDef {
+    ConfigDef::new().define(ConfigKey::new(
+        "file",
+        ConfigType::String,
+        DefaultValue::Null,
+        Importance::High,
+        "Destination filename. If not specified, the standard output will be used",
+    ))
+}
+
+fn file_source_def() -> ConfigDef {
+    ConfigDef::new()
+        .define(ConfigKey::new(
+            "file",
+            ConfigType::String,
+            DefaultValue::Null,
+            Importance::High,
+            "Source filename.",
+        ))
+        .define(
+            ConfigKey::new(
+                "topic",
+                ConfigType::List,
+                DefaultValue::Required,
+                Importance::High,
+                "The topic to publish data to",
+            )
+            .validator(Validator::NonEmptyString),
+        )
+        .define(ConfigKey::new(
+            "batch.size",
+            ConfigType::Int,
+            DefaultValue::Value("2000".into()),
+            Importance::Low,
+            "Batch size",
+        ))
+}
+
+fn config(list: &[(&str, Option<&str>)]) -> BTreeMap<String, Option<String>> {
+    list.iter()
+        .map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned)))
+        .collect()
+}
+
+fn validate_sink(list: &[(&str, Option<&str>)]) -> ConfigInfos {
+    validate_connector_config(
+        "FileStreamSink",
+        ConnectorType::Sink,
+        &file_sink_def(),
+        Vec::new(),
+        &config(list),
+        &Plugins,
+    )
+}
+
+fn validate_source(list: &[(&str, Option<&str>)]) -> ConfigInfos {
+    validate_connector_config(
+        "FileStreamSource",
+        ConnectorType::Source,
+        &file_source_def(),
+        Vec::new(),
+        &config(list),
+        &Plugins,
+    )
+}
+
+fn entry<'a>(infos: &'a ConfigInfos, name: &str) -> &'a ConfigInfo {
+    infos
+        .configs
+        .iter()
+        .find(|c| c.value.name == name)
+        .unwrap_or_else(|| panic!("no entry {name}"))
+}
+
+fn errors(infos: &ConfigInfos, name: &str) -> Vec<String> {
+    entry(infos, name).value.errors.clone()
+}
+
+fn names(infos: &ConfigInfos) -> Vec<&str> {
+    infos
+        .configs
+        .iter()
+        .map(|c| c.value.name.as_str())
+        .collect()
+}
+
+#[test]
+fn base_definition_order_groups_and_display_names() {
+    let sink = connector_config_def(ConnectorType::Sink);
+    let names: Vec<&str> = sink.keys().iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "name",
+            "connector.class",
+            "tasks.max",
+            "tasks.max.enforce",
+            "key.converter",
+            "value.converter",
+            "header.converter",
+            "transforms",
+            "predicates",
+            "config.action.reload",
+            "errors.retry.timeout",
+            "errors.retry.delay.max.ms",
+            "errors.tolerance",
+            "errors.log.enable",
+            "errors.log.include.messages",
+            "topics",
+            "topics.regex",
+            "errors.deadletterqueue.topic.name",
+            "errors.deadletterqueue.topic.replication.factor",
+            "errors.deadletterqueue.context.headers.enable",
+        ]
+    );
+    let display: Vec<&str> = sink.keys()[..15]
+        .iter()
+        .map(|k| k.display_name.as_str())
+        .collect();
+    assert_eq!(
+        display,
+        vec![
+            "Connector name",
+            "Connector class",
+            "Tasks max",
+            "Enforce tasks max",
+            "Key converter class",
+            "Value converter class",
+            "Header converter class",
+            "Transforms",
+            "Predicates",
+            "Reload Action",
+            "Retry Timeout for Errors",
+            "Maximum Delay Between Retries for Errors",
+            "Error Tolerance",
+            "Log Errors",
+            "Log Error Details",
+        ]
+    );
+    let orders: Vec<i32> = sink.keys().iter().map(|k| k.order_in_group).collect();
+    assert_eq!(
+        orders,
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 4, 4, 6, 7, 8]
+    );
+    assert_eq!(
+        sink.groups(),
+        vec!["Common", "Transforms", "Predicates", "Error Handling"]
+    );
+
+    let source = connector_config_def(ConnectorType::Source);
+    let extra: Vec<&str> = source.keys()[15..]
+        .iter()
+        .map(|k| k.name.as_str())
+        .collect();
+    assert_eq!(
+        extra,
+        vec![
+            "topic.creation.groups",
+            "exactly.once.support",
+            "transaction.boundary",
+            "transaction.boundary.interval.ms",
+            "offsets.storage.topic",
+        ]
+    );
+    assert_eq!(
+        source.groups(),
+        vec![
+            "Common",
+            "Transforms",
+            "Predicates",
+            "Error Handling",
+            "Topic Creation",
+            "Exactly Once Support",
+            "offsets.topic"
+        ]
+    );
+    assert_eq!(ConnectorType::Source.as_str(), "source");
+    assert_eq!(ConnectorType::Sink.as_str(), "sink");
+}
+
+mod typed;
+mod validate;
