@@ -379,7 +379,7 @@ async fn check_target_takes(
     config: &Json,
     plugins: &[String],
 ) -> Result<(), CheckError> {
-    let class = config["connector.class"]
+    let class = config[crate::config::keys::CONNECTOR_CLASS]
         .as_str()
         .ok_or_else(|| CheckError::NoClass {
             name: name.to_string(),

@@ -205,8 +205,11 @@ impl Herder {
     }
 
     fn connector_type(&self, config: &Props) -> ConnectorInfoType {
-        self.plugins
-            .connector_type(config.get(crate::config::keys::CONNECTOR_CLASS).map(String::as_str))
+        self.plugins.connector_type(
+            config
+                .get(crate::config::keys::CONNECTOR_CLASS)
+                .map(String::as_str),
+        )
     }
 
     // ----- reads ------------------------------------------------------------------------------------
