@@ -17,6 +17,7 @@
 //! The library binds no port and catches no signal: [`run`] takes a bound listener and a shutdown future,
 //! so the binary and the tests drive it the same way.
 
+pub mod client;
 pub mod config;
 pub mod connector_file;
 pub mod connectors;
