@@ -276,27 +276,18 @@ async fn kip_980_files_and_the_stored_state_rule() {
     assert_eq!(status("paused").await["connector"]["state"], "PAUSED");
     // Each can be resumed and deleted over REST.
     assert_eq!(
-        client
-            .put(format!("{}/connectors/paused/resume", bin.url))
-            .send()
+        bin.api()
+            .put_empty("/connectors/paused/resume")
             .await
             .unwrap()
-            .status(),
+            .0,
         202
     );
     wait_until("paused to run", || async {
         status("paused").await["tasks"][0]["state"] == "RUNNING"
     })
     .await;
-    assert_eq!(
-        client
-            .delete(format!("{}/connectors/flat", bin.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        204
-    );
+    assert_eq!(bin.api().delete("/connectors/flat").await.unwrap().0, 204);
     bin.terminate();
 
     // Edit a file: its config is replaced, its state kept. A new file creates its connector.
