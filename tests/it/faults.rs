@@ -39,15 +39,10 @@ async fn crash_loop_of_kill_9_loses_nothing() {
     };
     add(&mut written);
     let bin = start_binary(dir.path(), &[]);
-    let api = bin.api();
-    healthy(&api).await;
-    let post = |body: serde_json::Value| {
-        let api = api.clone();
-        async move { api.post("/connectors", &body).await.unwrap().0 }
-    };
-    assert_eq!(post(file_source("src", &input, "t")).await, 201);
-    assert_eq!(post(file_sink("snk", &output, "t")).await, 201);
-    assert_eq!(post(json!({"name": "parked", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "STOPPED"})).await, 201);
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    create_through(&api, file_sink("snk", &output, "t")).await;
+    create_through(&api, json!({"name": "parked", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "STOPPED"})).await;
     let mut bin = Some(bin);
     for round in 0..KILLS {
         // Kill at a random moment while records flow.
@@ -55,8 +50,7 @@ async fn crash_loop_of_kill_9_loses_nothing() {
         bin.take().unwrap().kill();
         add(&mut written);
         let b = start_binary(dir.path(), &[]);
-        let api = b.api();
-        healthy(&api).await;
+        let api = b.healthy_api().await;
         if round == KILLS / 2 {
             // A state change between crashes must survive the next ones.
             let (status, _) = api.put_empty("/connectors/parked/pause").await.unwrap();
@@ -160,8 +154,7 @@ async fn a_full_database_fails_tasks_clearly_and_recovers() {
 async fn a_second_worker_on_the_same_database_is_refused() {
     let dir = tempdir();
     let first = start_binary(dir.path(), &[]);
-    let api = first.api();
-    healthy(&api).await;
+    let api = first.healthy_api().await;
     let props = dir.path().join("worker.properties").display().to_string();
     let (code, _, err) = tokio::task::spawn_blocking({
         let cwd = dir.path().to_path_buf();

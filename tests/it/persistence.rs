@@ -91,15 +91,10 @@ async fn state_survives_kill_9_of_the_binary() {
     let all: Vec<String> = (0..2000).map(|i| format!("record-{i:05}")).collect();
     append_lines(&input, all[..1000].to_vec());
     let mut bin = start_binary(dir.path(), &[]);
-    let api = bin.api();
-    healthy(&api).await;
-    let post = |body: serde_json::Value| {
-        let api = api.clone();
-        async move { api.post("/connectors", &body).await.unwrap().0 }
-    };
-    assert_eq!(post(file_source("src", &input, "t")).await, 201);
-    assert_eq!(post(file_sink("snk", &output, "t")).await, 201);
-    assert_eq!(post(json!({"name": "held", "config": {"connector.class": "FileStreamSink", "topics": "x"}, "initial_state": "STOPPED"})).await, 201);
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    create_through(&api, file_sink("snk", &output, "t")).await;
+    create_through(&api, json!({"name": "held", "config": {"connector.class": "FileStreamSink", "topics": "x"}, "initial_state": "STOPPED"})).await;
     assert_eq!(
         api.put_empty("/connectors/held/pause").await.unwrap().0,
         202
@@ -113,8 +108,7 @@ async fn state_survives_kill_9_of_the_binary() {
 
     append_lines(&input, all[1000..].to_vec());
     let mut bin = start_binary(dir.path(), &[]);
-    let api = bin.api();
-    healthy(&api).await;
+    let api = bin.healthy_api().await;
     wait_until("every line out", || async {
         let got = lines(&output);
         all.iter().all(|l| got.contains(l))
@@ -137,14 +131,9 @@ async fn sigterm_shuts_down_gracefully_and_commits() {
     let output = dir.path().join("out.txt");
     append_lines(&input, (0..300).map(|i| format!("l{i}")));
     let mut bin = start_binary(dir.path(), &[]);
-    let api = bin.api();
-    healthy(&api).await;
-    let post = |body: serde_json::Value| {
-        let api = api.clone();
-        async move { api.post("/connectors", &body).await.unwrap().0 }
-    };
-    assert_eq!(post(file_source("src", &input, "t")).await, 201);
-    assert_eq!(post(file_sink("snk", &output, "t")).await, 201);
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    create_through(&api, file_sink("snk", &output, "t")).await;
     wait_until("all lines out", || async { lines(&output).len() == 300 }).await;
     let status = Command::new("kill")
         .arg("-TERM")

@@ -219,8 +219,7 @@ impl TestWorker {
 
     /// Creates a connector from `{"name": …, "config": …}`; fails the test unless the answer is 201.
     pub async fn create(&self, body: Json) {
-        let (status, answer) = self.post("/connectors", body.clone()).await;
-        assert_eq!(status, 201, "creating {body}: {answer}");
+        create_through(&self.api, body).await;
     }
 
     /// The connector's status body, or Null.
@@ -464,6 +463,13 @@ fn spawn_binary(cwd: &Path, args: &[String], env: &[(&str, &str)], listeners: us
     }
 }
 
+/// Creates a connector through `api` from `{"name": …, "config": …}`; fails the test unless the answer is
+/// 201.
+pub async fn create_through(api: &Client, body: Json) {
+    let (status, answer) = api.post("/connectors", &body).await.expect("request");
+    assert_eq!(status, 201, "creating {body}: {answer}");
+}
+
 /// Waits until `GET url/health` answers 200 to `client`.
 pub async fn wait_healthy(client: &reqwest::Client, url: &str) {
     healthy(&Client::with_http(client.clone(), url)).await;
@@ -536,6 +542,13 @@ impl Binary {
     /// A client of its first listener.
     pub fn api(&self) -> Client {
         Client::new(self.url.clone())
+    }
+
+    /// Waits until it is healthy and returns a client of its first listener.
+    pub async fn healthy_api(&self) -> Client {
+        let api = self.api();
+        healthy(&api).await;
+        api
     }
 }
 
