@@ -58,6 +58,31 @@ async fn start(
     .expect("the worker starts")
 }
 
+/// Starts an http worker with basic authentication whose credentials file holds one `user: password`
+/// line, with `extra` settings; its client sends those credentials.
+async fn start_with_credentials(
+    dir: &Path,
+    (user, password): (&str, &str),
+    extra: &[(&str, &str)],
+) -> TestWorker {
+    let creds = dir.join("creds.properties");
+    std::fs::write(&creds, format!("{user}: {password}\n")).unwrap();
+    let c = creds.display().to_string();
+    let mut settings = vec![
+        ("rest.extension.classes", BASIC_AUTH),
+        ("rest.basic.auth.credentials.file", c.as_str()),
+    ];
+    settings.extend_from_slice(extra);
+    start(
+        dir,
+        "http",
+        &settings,
+        reqwest::Client::new(),
+        Some((user, password)),
+    )
+    .await
+}
+
 async fn task_states(w: &TestWorker, name: &str) -> Json {
     w.get(&format!("/connectors/{name}/status")).await.1["tasks"].clone()
 }
@@ -320,20 +345,10 @@ async fn basic_auth_guards_every_endpoint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_is_exempt_only_when_configured() {
     let dir = tempdir();
-    let creds = dir.path().join("creds.properties");
-    std::fs::write(&creds, "ops: pw\n").unwrap();
-    let c = creds.display().to_string();
-    let settings = [
-        ("rest.extension.classes", BASIC_AUTH),
-        ("rest.basic.auth.credentials.file", c.as_str()),
-        ("rest.basic.auth.health.exempt", "true"),
-    ];
-    let w = start(
+    let w = start_with_credentials(
         dir.path(),
-        "http",
-        &settings,
-        reqwest::Client::new(),
-        Some(("ops", "pw")),
+        ("ops", "pw"),
+        &[("rest.basic.auth.health.exempt", "true")],
     )
     .await;
     let raw = w.api.anonymous();
@@ -358,23 +373,11 @@ async fn list_from(api: &Client, origin: Option<&str>) -> reqwest::Response {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cors_preflights_are_answered_and_responses_carry_the_headers() {
     let dir = tempdir();
-    let creds = dir.path().join("creds.properties");
-    std::fs::write(&creds, "ui: pw\n").unwrap();
-    let c = creds.display().to_string();
     let settings = [
         ("access.control.allow.origin", "http://ui.example.com"),
         ("access.control.allow.methods", "GET,POST,PUT,DELETE"),
-        ("rest.extension.classes", BASIC_AUTH),
-        ("rest.basic.auth.credentials.file", c.as_str()),
     ];
-    let w = start(
-        dir.path(),
-        "http",
-        &settings,
-        reqwest::Client::new(),
-        Some(("ui", "pw")),
-    )
-    .await;
+    let w = start_with_credentials(dir.path(), ("ui", "pw"), &settings).await;
     let raw = w.api.anonymous();
 
     // A preflight carries no credentials; it is answered, not refused.
