@@ -21,6 +21,7 @@
 //! The binary calls [`prepare`] before it binds, so a worker that cannot start never listens.
 
 pub mod cli;
+pub mod client;
 pub mod config;
 pub mod connectors;
 pub mod converters;

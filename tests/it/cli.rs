@@ -25,9 +25,10 @@ fn worker_props(dir: &Path) -> String {
 }
 
 async fn get(client: &reqwest::Client, url: &str) -> (u16, Json) {
-    let r = client.get(url).send().await.unwrap();
-    let s = r.status().as_u16();
-    (s, r.json().await.unwrap_or(Json::Null))
+    Client::with_http(client.clone(), url)
+        .get("")
+        .await
+        .unwrap()
 }
 
 #[test]
@@ -90,12 +91,11 @@ async fn connector_file_errors_exit_3_and_change_nothing() {
     let client = reqwest::Client::new();
     wait_healthy(&client, &bin.url).await;
     assert_eq!(
-        client
-            .put(format!("{}/connectors/good/resume", bin.url))
-            .send()
+        bin.api()
+            .put_empty("/connectors/good/resume")
             .await
             .unwrap()
-            .status(),
+            .0,
         202
     );
     bin.terminate();
@@ -247,21 +247,19 @@ async fn kip_980_files_and_the_stored_state_rule() {
     .await;
     // Pause one over REST; resume another; then restart with the same files: nothing changes.
     assert_eq!(
-        client
-            .put(format!("{}/connectors/running/pause", bin.url))
-            .send()
+        bin.api()
+            .put_empty("/connectors/running/pause")
             .await
             .unwrap()
-            .status(),
+            .0,
         202
     );
     assert_eq!(
-        client
-            .put(format!("{}/connectors/stopped/resume", bin.url))
-            .send()
+        bin.api()
+            .put_empty("/connectors/stopped/resume")
             .await
             .unwrap()
-            .status(),
+            .0,
         202
     );
     bin.terminate();
@@ -278,27 +276,18 @@ async fn kip_980_files_and_the_stored_state_rule() {
     assert_eq!(status("paused").await["connector"]["state"], "PAUSED");
     // Each can be resumed and deleted over REST.
     assert_eq!(
-        client
-            .put(format!("{}/connectors/paused/resume", bin.url))
-            .send()
+        bin.api()
+            .put_empty("/connectors/paused/resume")
             .await
             .unwrap()
-            .status(),
+            .0,
         202
     );
     wait_until("paused to run", || async {
         status("paused").await["tasks"][0]["state"] == "RUNNING"
     })
     .await;
-    assert_eq!(
-        client
-            .delete(format!("{}/connectors/flat", bin.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        204
-    );
+    assert_eq!(bin.api().delete("/connectors/flat").await.unwrap().0, 204);
     bin.terminate();
 
     // Edit a file: its config is replaced, its state kept. A new file creates its connector.

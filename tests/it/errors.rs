@@ -22,25 +22,15 @@ async fn tolerance_all_skips_bad_records_into_the_dlq() {
     let input = mixed_input(dir.path());
     let out = dir.path().join("out.txt");
     let dlq_out = dir.path().join("dlq.txt");
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "raw"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "raw")).await;
     let sink = json!({"name": "json-sink", "config": {
         "connector.class": "FileStreamSink", "file": out.display().to_string(), "topics": "raw",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
         "errors.tolerance": "all", "errors.log.enable": "true", "errors.log.include.messages": "true",
         "errors.deadletterqueue.topic.name": "dlq", "errors.deadletterqueue.context.headers.enable": "true"}});
-    assert_eq!(w.post("/connectors", sink).await.0, 201);
+    w.create(sink).await;
     // The DLQ is a normal topic: another sink reads it.
-    assert_eq!(
-        w.post("/connectors", file_sink("dlq-reader", &dlq_out, "dlq"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_sink("dlq-reader", &dlq_out, "dlq")).await;
     wait_until("good records out", || async { lines(&out).len() == 3 }).await;
     assert_eq!(lines(&out), ["{a=1}", "text", "42"]);
     wait_until("bad records in the DLQ", || async {
@@ -83,16 +73,11 @@ async fn tolerance_none_fails_the_task_naming_the_stage() {
     let w = TestWorker::start(dir.path()).await;
     let input = mixed_input(dir.path());
     let out = dir.path().join("out.txt");
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "raw"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "raw")).await;
     let sink = json!({"name": "strict", "config": {
         "connector.class": "FileStreamSink", "file": out.display().to_string(), "topics": "raw",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"}});
-    assert_eq!(w.post("/connectors", sink).await.0, 201);
+    w.create(sink).await;
     let trace = w.wait_for_failed_task("strict").await;
     assert!(
         trace.contains("Tolerance exceeded in error handler"),

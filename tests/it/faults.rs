@@ -26,7 +26,6 @@ async fn crash_loop_of_kill_9_loses_nothing() {
     let dir = tempdir();
     let input = dir.path().join("in.txt");
     let output = dir.path().join("out.txt");
-    let client = reqwest::Client::new();
     let mut rng = XorShift(0x5eed_1234_abcd_0042);
     let mut written = Vec::new();
     let mut next_line = 0usize;
@@ -40,25 +39,10 @@ async fn crash_loop_of_kill_9_loses_nothing() {
     };
     add(&mut written);
     let bin = start_binary(dir.path(), &[]);
-    wait_healthy(&client, &bin.url).await;
-    let post = |url: String, body: serde_json::Value| {
-        client.post(format!("{url}/connectors")).json(&body).send()
-    };
-    assert_eq!(
-        post(bin.url.clone(), file_source("src", &input, "t"))
-            .await
-            .unwrap()
-            .status(),
-        201
-    );
-    assert_eq!(
-        post(bin.url.clone(), file_sink("snk", &output, "t"))
-            .await
-            .unwrap()
-            .status(),
-        201
-    );
-    assert_eq!(post(bin.url.clone(), json!({"name": "parked", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "STOPPED"})).await.unwrap().status(), 201);
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    create_through(&api, file_sink("snk", &output, "t")).await;
+    create_through(&api, json!({"name": "parked", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "STOPPED"})).await;
     let mut bin = Some(bin);
     for round in 0..KILLS {
         // Kill at a random moment while records flow.
@@ -66,15 +50,11 @@ async fn crash_loop_of_kill_9_loses_nothing() {
         bin.take().unwrap().kill();
         add(&mut written);
         let b = start_binary(dir.path(), &[]);
-        wait_healthy(&client, &b.url).await;
+        let api = b.healthy_api().await;
         if round == KILLS / 2 {
             // A state change between crashes must survive the next ones.
-            let r = client
-                .put(format!("{}/connectors/parked/pause", b.url))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), 202);
+            let (status, _) = api.put_empty("/connectors/parked/pause").await.unwrap();
+            assert_eq!(status, 202);
         }
         bin = Some(b);
     }
@@ -84,23 +64,10 @@ async fn crash_loop_of_kill_9_loses_nothing() {
         written.iter().all(|l| got.contains(l))
     })
     .await;
-    let status: serde_json::Value = client
-        .get(format!("{}/connectors/parked/status", b.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let api = b.api();
+    let status = api.get("/connectors/parked/status").await.unwrap().1;
     assert_eq!(status["connector"]["state"], "PAUSED");
-    let status: serde_json::Value = client
-        .get(format!("{}/connectors/src/status", b.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status = api.get("/connectors/src/status").await.unwrap().1;
     assert_eq!(status["connector"]["state"], "RUNNING");
     b.terminate();
 
@@ -132,18 +99,8 @@ async fn a_full_database_fails_tasks_clearly_and_recovers() {
     let w = TestWorker::start_with(dir.path(), &[("storage.max.bytes", "400000")], vec![])
         .await
         .unwrap();
-    assert_eq!(
-        w.post("/connectors", file_sink("snk", &output, "t"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_sink("snk", &output, "t")).await;
+    w.create(file_source("src", &input, "t")).await;
     let trace = w.wait_for_failed_task("src").await;
     assert!(trace.contains("disk is full"), "{trace}");
     // The REST API keeps answering; writes that need room say so.
@@ -196,9 +153,8 @@ async fn a_full_database_fails_tasks_clearly_and_recovers() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_worker_on_the_same_database_is_refused() {
     let dir = tempdir();
-    let client = reqwest::Client::new();
     let first = start_binary(dir.path(), &[]);
-    wait_healthy(&client, &first.url).await;
+    let api = first.healthy_api().await;
     let props = dir.path().join("worker.properties").display().to_string();
     let (code, _, err) = tokio::task::spawn_blocking({
         let cwd = dir.path().to_path_buf();
@@ -212,15 +168,7 @@ async fn a_second_worker_on_the_same_database_is_refused() {
         "{err}"
     );
     // The first worker is unaffected.
-    assert_eq!(
-        client
-            .get(format!("{}/health", first.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(api.get("/health").await.unwrap().0, 200);
     first.terminate();
 }
 
@@ -273,28 +221,24 @@ fn a_database_from_a_newer_version_is_refused_unchanged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_file_that_disappears_and_comes_back_is_read_again() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let output = dir.path().join("out.txt");
+    let Fixture {
+        dir: _dir,
+        w,
+        input,
+        output,
+    } = Fixture::start().await;
     append_lines(&input, ["first-1".to_string(), "first-2".to_string()]);
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "t"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        w.post("/connectors", file_sink("snk", &output, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "t")).await;
+    w.create(file_sink("snk", &output, "t")).await;
     wait_until("the first file out", || async { lines(&output).len() == 2 }).await;
     std::fs::remove_file(&input).unwrap();
-    // Gone for a while; the task keeps running.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(w.status("src").await["tasks"][0]["state"], "RUNNING");
+    // Gone for a while; the task keeps running all along.
+    assert_holds_for(
+        "the source task to be RUNNING without its file",
+        Duration::from_millis(300),
+        || async { w.status("src").await["tasks"][0]["state"] == "RUNNING" },
+    )
+    .await;
     append_lines(
         &input,
         [
@@ -320,18 +264,8 @@ async fn an_unwritable_sink_target_fails_with_a_trace_and_recovers_on_restart() 
     // The sink's file is a directory: it cannot be opened for writing.
     let target = dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "t"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        w.post("/connectors", file_sink("snk", &target, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "t")).await;
+    w.create(file_sink("snk", &target, "t")).await;
     let trace = w.wait_for_failed_task("snk").await;
     assert!(
         trace.contains("Couldn't find or create file") && trace.contains("target"),

@@ -6,13 +6,13 @@
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value as Json};
 
 use crate::common::certs::Ca;
 use crate::common::kafka_gate::{GateTls, KafkaGate, SaslUser};
-use crate::common::{self, append_lines, lines, tempdir, wait_until, TestWorker};
+use crate::common::{self, append_lines, lines, tempdir, wait_for, wait_until, TestWorker};
 use crate::kafka::{
     create, db_number, kafka_sink, mirror, mock, numbered, produce, read_all, read_topic_async,
     tally, task_trace, LONG,
@@ -491,16 +491,12 @@ async fn an_outage_over_tls_keeps_the_task_running_and_loses_nothing() {
     let second = numbered("b", 0..300);
     append_lines(&input, second.clone());
     // Connections through the gate now end after the handshake: an outage, not a refusal.
-    let deadline = Instant::now() + LONG;
-    let trace = loop {
+    let trace = wait_for("a trace during the outage", LONG, || async {
         let status = w.status("sink").await;
         assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
-        if let Some(t) = status["tasks"][0]["trace"].as_str() {
-            break t.to_string();
-        }
-        assert!(Instant::now() < deadline, "no trace during the outage");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        status["tasks"][0]["trace"].as_str().map(str::to_string)
+    })
+    .await;
     assert!(trace.contains("RetriableException"), "{trace}");
     cluster.broker_up(1).unwrap();
     let mut all = first;

@@ -106,10 +106,12 @@ async fn invalid_initial_state_creates_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_from_paused_and_stopped_runs_and_delivers() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let out = dir.path().join("out.txt");
+    let Fixture {
+        dir: _dir,
+        w,
+        input,
+        output: out,
+    } = Fixture::start().await;
     append_lines(&input, (0..20).map(|i| format!("r{i}")));
     assert_eq!(
         w.post(
@@ -173,10 +175,7 @@ async fn every_transition_between_the_three_states() {
     let w = TestWorker::start(dir.path()).await;
     let input = dir.path().join("in.txt");
     append_lines(&input, ["x".to_string()]);
-    assert_eq!(
-        w.post("/connectors", file_source("c", &input, "t")).await.0,
-        201
-    );
+    w.create(file_source("c", &input, "t")).await;
     w.wait_for_state("c", "RUNNING", 1, "RUNNING").await;
     // RUNNING -> PAUSED (tasks stay, paused), twice is harmless
     for _ in 0..2 {
@@ -215,10 +214,7 @@ async fn a_failed_connector_can_be_stopped() {
     let w = TestWorker::start(dir.path()).await;
     // A sink that cannot open its file fails its task; a sink file in a missing directory does that.
     let out = dir.path().join("missing-dir").join("out.txt");
-    assert_eq!(
-        w.post("/connectors", file_sink("f", &out, "t")).await.0,
-        201
-    );
+    w.create(file_sink("f", &out, "t")).await;
     let trace = w.wait_for_failed_task("f").await;
     assert!(trace.contains("Couldn't find or create file"), "{trace}");
     assert_eq!(w.put_empty("/connectors/f/stop").await.0, 204);

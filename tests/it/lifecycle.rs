@@ -6,10 +6,12 @@ use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn file_source_to_file_sink_moves_every_line() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let output = dir.path().join("out.txt");
+    let Fixture {
+        dir: _dir,
+        w,
+        input,
+        output,
+    } = Fixture::start().await;
     let expected: Vec<String> = (0..500).map(|i| format!("line {i}")).collect();
     append_lines(&input, expected.clone());
     let (s, body) = w

@@ -11,19 +11,16 @@ fn stopped(mut body: Json) -> Json {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn source_resumes_from_patched_offset_and_rereads_after_reset() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let out = dir.path().join("out.txt");
+    let Fixture {
+        dir: _dir,
+        w,
+        input,
+        output: out,
+    } = Fixture::start().await;
     // Ten lines of 7 bytes ("line-N\n"): line k starts at byte 7k.
     append_lines(&input, (0..10).map(|i| format!("line-{i}")));
     let file = input.display().to_string();
-    assert_eq!(
-        w.post("/connectors", stopped(file_source("src", &input, "t")))
-            .await
-            .0,
-        201
-    );
+    w.create(stopped(file_source("src", &input, "t"))).await;
     assert_eq!(
         w.get("/connectors/src/offsets").await,
         (200, json!({"offsets": []}))
@@ -43,10 +40,7 @@ async fn source_resumes_from_patched_offset_and_rereads_after_reset() {
         w.get("/connectors/src/offsets").await.1,
         json!({"offsets": [{"partition": {"filename": file}, "offset": {"position": 42}}]})
     );
-    assert_eq!(
-        w.post("/connectors", file_sink("snk", &out, "t")).await.0,
-        201
-    );
+    w.create(file_sink("snk", &out, "t")).await;
     assert_eq!(w.put_empty("/connectors/src/resume").await.0, 202);
     wait_until("lines 6..9 out", || async { lines(&out).len() >= 4 }).await;
     assert_eq!(
@@ -106,36 +100,23 @@ async fn source_resumes_from_patched_offset_and_rereads_after_reset() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sink_created_stopped_with_offset_5_delivers_from_5() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let out = dir.path().join("out.txt");
+    let Fixture {
+        dir,
+        w,
+        input,
+        output: out,
+    } = Fixture::start().await;
     append_lines(&input, (0..10).map(|i| format!("r{i}")));
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "t")).await;
     // A probe sink proves all ten records are in the log before the real one starts.
     let probe = dir.path().join("probe.txt");
-    assert_eq!(
-        w.post("/connectors", file_sink("probe", &probe, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_sink("probe", &probe, "t")).await;
     wait_until("ten records in the log", || async {
         lines(&probe).len() == 10
     })
     .await;
 
-    assert_eq!(
-        w.post("/connectors", stopped(file_sink("snk", &out, "t")))
-            .await
-            .0,
-        201
-    );
+    w.create(stopped(file_sink("snk", &out, "t"))).await;
     let (s, body) = w
         .patch("/connectors/snk/offsets", json!({"offsets": [{"partition": {"kafka_topic": "t", "kafka_partition": "0"}, "offset": {"kafka_offset": 5}}]}))
         .await;
@@ -173,12 +154,7 @@ async fn malformed_offsets_are_400_and_change_nothing() {
     let w = TestWorker::start(dir.path()).await;
     let input = dir.path().join("in.txt");
     let file = input.display().to_string();
-    assert_eq!(
-        w.post("/connectors", stopped(file_source("src", &input, "t")))
-            .await
-            .0,
-        201
-    );
+    w.create(stopped(file_source("src", &input, "t"))).await;
     assert_eq!(
         w.post(
             "/connectors",
@@ -279,10 +255,12 @@ async fn malformed_offsets_are_400_and_change_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn offsets_on_create_are_used_from_the_first_poll() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let out = dir.path().join("out.txt");
+    let Fixture {
+        dir: _dir,
+        w,
+        input,
+        output: out,
+    } = Fixture::start().await;
     append_lines(&input, (0..5).map(|i| format!("l-{i}")));
     let file = input.display().to_string();
     // Invalid offsets: 400 and no connector.
@@ -294,11 +272,8 @@ async fn offsets_on_create_are_used_from_the_first_poll() {
     // Valid ones: lines before position 8 ("l-0\nl-1\n") are skipped.
     let mut good = file_source("src", &input, "t");
     good["offsets"] = json!([{"partition": {"filename": file}, "offset": {"position": 8}}]);
-    assert_eq!(w.post("/connectors", good).await.0, 201);
-    assert_eq!(
-        w.post("/connectors", file_sink("snk", &out, "t")).await.0,
-        201
-    );
+    w.create(good).await;
+    w.create(file_sink("snk", &out, "t")).await;
     wait_until("three lines", || async { lines(&out).len() >= 3 }).await;
     assert_eq!(lines(&out), ["l-2", "l-3", "l-4"]);
     w.stop().await;

@@ -1,7 +1,6 @@
 //! State that survives restarts, graceful and `kill -9`, and the target-state columns written as Kafka writes them.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -14,12 +13,7 @@ async fn everything_is_as_it_was_after_a_restart() {
     append_lines(&input, ["a".to_string()]);
     let w = TestWorker::start(dir.path()).await;
     for name in ["run", "paused", "stopped", "reconf"] {
-        assert_eq!(
-            w.post("/connectors", file_source(name, &input, "t"))
-                .await
-                .0,
-            201
-        );
+        w.create(file_source(name, &input, "t")).await;
     }
     assert_eq!(w.put_empty("/connectors/paused/pause").await.0, 202);
     assert_eq!(w.put_empty("/connectors/stopped/stop").await.0, 204);
@@ -27,7 +21,7 @@ async fn everything_is_as_it_was_after_a_restart() {
         .patch("/connectors/reconf/config", json!({"batch.size": "7"}))
         .await;
     assert_eq!(s, 200);
-    assert_eq!(w.post("/connectors", json!({"name": "born-paused", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "PAUSED"})).await.0, 201);
+    w.create(json!({"name": "born-paused", "config": {"connector.class": "FileStreamSink", "topics": "t"}, "initial_state": "PAUSED"})).await;
     w.stop().await;
 
     let w = TestWorker::start(dir.path()).await;
@@ -55,7 +49,7 @@ async fn target_state_columns_hold_kafkas_values() {
     for (name, state) in [("r", "RUNNING"), ("p", "PAUSED"), ("s", "STOPPED")] {
         let mut body = file_source(name, &input, "t");
         body["initial_state"] = json!(state);
-        assert_eq!(w.post("/connectors", body).await.0, 201);
+        w.create(body).await;
     }
     let db = w.db.clone();
     w.stop().await;
@@ -96,33 +90,15 @@ async fn state_survives_kill_9_of_the_binary() {
     let output = dir.path().join("out.txt");
     let all: Vec<String> = (0..2000).map(|i| format!("record-{i:05}")).collect();
     append_lines(&input, all[..1000].to_vec());
-    let client = reqwest::Client::new();
     let mut bin = start_binary(dir.path(), &[]);
-    wait_healthy(&client, &bin.url).await;
-    let post = |body: serde_json::Value| {
-        client
-            .post(format!("{}/connectors", bin.url))
-            .json(&body)
-            .send()
-    };
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    create_through(&api, file_sink("snk", &output, "t")).await;
+    create_through(&api, json!({"name": "held", "config": {"connector.class": "FileStreamSink", "topics": "x"}, "initial_state": "STOPPED"})).await;
     assert_eq!(
-        post(file_source("src", &input, "t"))
-            .await
-            .unwrap()
-            .status(),
-        201
+        api.put_empty("/connectors/held/pause").await.unwrap().0,
+        202
     );
-    assert_eq!(
-        post(file_sink("snk", &output, "t")).await.unwrap().status(),
-        201
-    );
-    assert_eq!(post(json!({"name": "held", "config": {"connector.class": "FileStreamSink", "topics": "x"}, "initial_state": "STOPPED"})).await.unwrap().status(), 201);
-    let paused = client
-        .put(format!("{}/connectors/held/pause", bin.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(paused.status(), 202);
     wait_until("half the lines out", || async {
         lines(&output).len() >= 1000
     })
@@ -132,7 +108,7 @@ async fn state_survives_kill_9_of_the_binary() {
 
     append_lines(&input, all[1000..].to_vec());
     let mut bin = start_binary(dir.path(), &[]);
-    wait_healthy(&client, &bin.url).await;
+    let api = bin.healthy_api().await;
     wait_until("every line out", || async {
         let got = lines(&output);
         all.iter().all(|l| got.contains(l))
@@ -140,23 +116,9 @@ async fn state_survives_kill_9_of_the_binary() {
     .await;
     // At-least-once: nothing is lost; anything seen twice was delivered after the last committed offset.
     assert_delivered_in_order(&lines(&output), &all);
-    let status: serde_json::Value = client
-        .get(format!("{}/connectors/held/status", bin.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let status = api.get("/connectors/held/status").await.unwrap().1;
     assert_eq!(status["connector"]["state"], "PAUSED");
-    let names: serde_json::Value = client
-        .get(format!("{}/connectors", bin.url))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let names = api.get("/connectors").await.unwrap().1;
     assert_eq!(names, json!(["held", "snk", "src"]));
     bin.child.kill().unwrap();
     bin.child.wait().unwrap();
@@ -168,26 +130,10 @@ async fn sigterm_shuts_down_gracefully_and_commits() {
     let input = dir.path().join("in.txt");
     let output = dir.path().join("out.txt");
     append_lines(&input, (0..300).map(|i| format!("l{i}")));
-    let client = reqwest::Client::new();
     let mut bin = start_binary(dir.path(), &[]);
-    wait_healthy(&client, &bin.url).await;
-    let post = |body: serde_json::Value| {
-        client
-            .post(format!("{}/connectors", bin.url))
-            .json(&body)
-            .send()
-    };
-    assert_eq!(
-        post(file_source("src", &input, "t"))
-            .await
-            .unwrap()
-            .status(),
-        201
-    );
-    assert_eq!(
-        post(file_sink("snk", &output, "t")).await.unwrap().status(),
-        201
-    );
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    create_through(&api, file_sink("snk", &output, "t")).await;
     wait_until("all lines out", || async { lines(&output).len() == 300 }).await;
     let status = Command::new("kill")
         .arg("-TERM")
@@ -195,21 +141,15 @@ async fn sigterm_shuts_down_gracefully_and_commits() {
         .status()
         .unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + DEADLINE;
-    let code = loop {
-        if let Some(code) = bin.child.try_wait().unwrap() {
-            break code;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the worker did not exit on SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let code = wait_for("the worker to exit on SIGTERM", DEADLINE, || {
+        let exited = bin.child.try_wait().unwrap();
+        async move { exited }
+    })
+    .await;
     assert!(code.success(), "{code:?}");
     // Committed before exit: a restart delivers nothing twice.
     let mut bin = start_binary(dir.path(), &[]);
-    wait_healthy(&client, &bin.url).await;
+    healthy(&bin.api()).await;
     append_lines(&input, ["after".to_string()]);
     wait_until("the new line out", || async {
         lines(&output).last().map(String::as_str) == Some("after")

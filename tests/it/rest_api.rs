@@ -249,12 +249,7 @@ async fn bad_bodies_are_400_and_change_nothing() {
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
     let input = dir.path().join("in.txt");
-    assert_eq!(
-        w.post("/connectors", file_source("keep", &input, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("keep", &input, "t")).await;
     let cases = [
         reqwest::Body::from("{not json"),
         reqwest::Body::from("[]"),
@@ -277,8 +272,8 @@ async fn bad_bodies_are_400_and_change_nothing() {
     ];
     for body in cases {
         let resp = w
-            .client
-            .post(format!("{}/connectors", w.url))
+            .api
+            .request(reqwest::Method::POST, "/connectors")
             .header("Content-Type", "application/json")
             .body(body)
             .send()
@@ -303,8 +298,8 @@ async fn bad_bodies_are_400_and_change_nothing() {
     // A body over the size limit is refused with 413.
     let big = "x".repeat(2 * 1024 * 1024);
     let resp = w
-        .client
-        .post(format!("{}/connectors", w.url))
+        .api
+        .request(reqwest::Method::POST, "/connectors")
         .body(big)
         .send()
         .await
@@ -473,16 +468,8 @@ async fn restarts_follow_kip_745() {
     let w = TestWorker::start(dir.path()).await;
     let out_ok = dir.path().join("ok.txt");
     let out_bad = dir.path().join("no-dir").join("bad.txt");
-    assert_eq!(
-        w.post("/connectors", file_sink("ok", &out_ok, "t")).await.0,
-        201
-    );
-    assert_eq!(
-        w.post("/connectors", file_sink("bad", &out_bad, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_sink("ok", &out_ok, "t")).await;
+    w.create(file_sink("bad", &out_bad, "t")).await;
     w.wait_for_state("ok", "RUNNING", 1, "RUNNING").await;
     w.wait_for_failed_task("bad").await;
 
@@ -539,12 +526,7 @@ async fn topics_tracking_and_reset() {
     let w = TestWorker::start(dir.path()).await;
     let input = dir.path().join("in.txt");
     append_lines(&input, ["x".to_string()]);
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "tracked"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "tracked")).await;
     wait_until("the topic to be tracked", || async {
         w.get("/connectors/src/topics").await.1 == json!({"src": {"topics": ["tracked"]}})
     })
@@ -568,12 +550,7 @@ async fn topics_tracking_and_reset() {
     )
     .await
     .unwrap();
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "tracked"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "tracked")).await;
     assert_error(
         &w.put_empty("/connectors/src/topics/reset").await,
         403,

@@ -2,19 +2,13 @@
 //! here, mutual TLS, basic authentication, CORS, response header rules, every listener served, and config
 //! providers resolved for tasks only.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-use base64::Engine;
-use serde_json::{json, Value as Json};
-use tokio::sync::oneshot;
-
-use liteconnect::RunError;
+use std::time::Duration;
 
 use crate::common::certs::Ca;
 use crate::common::*;
+use base64::Engine;
+use serde_json::{json, Value as Json};
 
 const BASIC_AUTH: &str =
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension";
@@ -41,132 +35,56 @@ fn client_with_identity(ca: &Ca, identity_ca: &Ca) -> reqwest::Client {
 
 // ----- an in-process worker with its own client ----------------------------------------------------------
 
-struct Worker {
-    url: String,
-    client: reqwest::Client,
-    auth: Option<(String, String)>,
-    shutdown: Option<oneshot::Sender<()>>,
-    handle: Option<tokio::task::JoinHandle<Result<(), RunError>>>,
+/// Starts a worker whose listener is `scheme://127.0.0.1:<ephemeral>`, reached through `http` (with `auth`
+/// when given), once `GET /health` answers it 200.
+async fn start(
+    dir: &Path,
+    scheme: &str,
+    extra: &[(&str, &str)],
+    http: reqwest::Client,
+    auth: Option<(&str, &str)>,
+) -> TestWorker {
+    let listeners = format!("{scheme}://127.0.0.1:0");
+    let mut all = vec![("listeners", listeners.as_str())];
+    all.extend_from_slice(extra);
+    TestWorker::launch(dir, &all, Vec::new(), |url| {
+        let api = Client::with_http(http, url);
+        match auth {
+            Some((user, password)) => api.basic_auth(user, password),
+            None => api,
+        }
+    })
+    .await
+    .expect("the worker starts")
 }
 
-impl Worker {
-    /// Starts a worker whose first listener is `scheme://127.0.0.1:<ephemeral>`, and waits until
-    /// `GET /health` answers 200 to `client` (with `auth` when given).
-    async fn start(
-        dir: &Path,
-        scheme: &str,
-        extra: &[(&str, &str)],
-        client: reqwest::Client,
-        auth: Option<(&str, &str)>,
-    ) -> Worker {
-        let listeners = format!("{scheme}://127.0.0.1:0");
-        let mut all = vec![("listeners", listeners.as_str())];
-        all.extend_from_slice(extra);
-        let config = worker_config(dir, &all);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!(
-            "{scheme}://127.0.0.1:{}",
-            listener.local_addr().unwrap().port()
-        );
-        let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(liteconnect::run(
-            listener.into(),
-            config,
-            Vec::new(),
-            async {
-                let _ = rx.await;
-            },
-        ));
-        let w = Worker {
-            url,
-            client,
-            auth: auth.map(|(u, p)| (u.to_string(), p.to_string())),
-            shutdown: Some(tx),
-            handle: Some(handle),
-        };
-        let mut w = w;
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if w.handle.as_ref().unwrap().is_finished() {
-                let outcome = w.handle.take().unwrap().await.unwrap();
-                panic!("the worker stopped early: {outcome:?}");
-            }
-            if w.send(reqwest::Method::GET, "/health", None, true)
-                .await
-                .map(|r| r.0)
-                .ok()
-                == Some(200)
-            {
-                return w;
-            }
-            assert!(Instant::now() < deadline, "worker did not become healthy");
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-    }
-
-    /// Sends a request, with the worker's credentials when `authenticated`.
-    async fn send(
-        &self,
-        method: reqwest::Method,
-        path: &str,
-        body: Option<Json>,
-        authenticated: bool,
-    ) -> Result<(u16, Json, reqwest::header::HeaderMap), reqwest::Error> {
-        let mut req = self.client.request(method, format!("{}{path}", self.url));
-        if let (true, Some((u, p))) = (authenticated, &self.auth) {
-            req = req.basic_auth(u, Some(p));
-        }
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        let resp = req.send().await?;
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let text = resp.text().await?;
-        let json = if text.is_empty() {
-            Json::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or(Json::String(text))
-        };
-        Ok((status, json, headers))
-    }
-
-    async fn get(&self, path: &str) -> (u16, Json) {
-        let (s, j, _) = self
-            .send(reqwest::Method::GET, path, None, true)
-            .await
-            .expect("request");
-        (s, j)
-    }
-
-    async fn post(&self, path: &str, body: Json) -> (u16, Json) {
-        let (s, j, _) = self
-            .send(reqwest::Method::POST, path, Some(body), true)
-            .await
-            .expect("request");
-        (s, j)
-    }
-
-    async fn task_states(&self, name: &str) -> Json {
-        self.get(&format!("/connectors/{name}/status")).await.1["tasks"].clone()
-    }
-
-    async fn stop(mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(h) = self.handle.take() {
-            h.await.unwrap().unwrap();
-        }
-    }
+/// Starts an http worker with basic authentication whose credentials file holds one `user: password`
+/// line, with `extra` settings; its client sends those credentials.
+async fn start_with_credentials(
+    dir: &Path,
+    (user, password): (&str, &str),
+    extra: &[(&str, &str)],
+) -> TestWorker {
+    let creds = dir.join("creds.properties");
+    std::fs::write(&creds, format!("{user}: {password}\n")).unwrap();
+    let c = creds.display().to_string();
+    let mut settings = vec![
+        ("rest.extension.classes", BASIC_AUTH),
+        ("rest.basic.auth.credentials.file", c.as_str()),
+    ];
+    settings.extend_from_slice(extra);
+    start(
+        dir,
+        "http",
+        &settings,
+        reqwest::Client::new(),
+        Some((user, password)),
+    )
+    .await
 }
 
-impl Drop for Worker {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-    }
+async fn task_states(w: &TestWorker, name: &str) -> Json {
+    w.get(&format!("/connectors/{name}/status")).await.1["tasks"].clone()
 }
 
 /// The keystore settings for inline PEM under `prefix`.
@@ -196,7 +114,7 @@ async fn https_succeeds_with_the_ca_and_fails_without_it() {
     let ca = Ca::new("liteconnect test CA");
     let (cert, key) = ca.leaf(&["localhost", "127.0.0.1"]);
     let settings = inline_keystore("listeners.https.", &cert, &key);
-    let w = Worker::start(
+    let w = start(
         dir.path(),
         "https",
         &refs(&settings),
@@ -265,7 +183,7 @@ async fn mutual_tls_requires_a_certificate_signed_by_the_truststore() {
         ("ssl.truststore.location", t.as_str()),
         ("ssl.client.auth", "required"),
     ];
-    let w = Worker::start(
+    let w = start(
         dir.path(),
         "https",
         &settings,
@@ -303,7 +221,7 @@ async fn requested_client_auth_accepts_anonymous_clients_but_not_untrusted_certi
         ca.pem(),
     ));
     settings.push(("listeners.https.ssl.client.auth".into(), "requested".into()));
-    let w = Worker::start(
+    let w = start(
         dir.path(),
         "https",
         &refs(&settings),
@@ -312,16 +230,8 @@ async fn requested_client_auth_accepts_anonymous_clients_but_not_untrusted_certi
     )
     .await;
     assert_eq!(w.get("/connectors").await.0, 200);
-    let with_cert = client_with_identity(&ca, &ca);
-    assert_eq!(
-        with_cert
-            .get(format!("{}/connectors", w.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    let with_cert = Client::with_http(client_with_identity(&ca, &ca), &w.url);
+    assert_eq!(with_cert.get("/connectors").await.unwrap().0, 200);
     let impostor = client_with_identity(&ca, &Ca::new("impostor CA"));
     assert!(impostor
         .get(format!("{}/connectors", w.url))
@@ -363,7 +273,7 @@ async fn basic_auth_guards_every_endpoint() {
         ("rest.extension.classes", BASIC_AUTH),
         ("rest.basic.auth.jaas.config", j.as_str()),
     ];
-    let w = Worker::start(
+    let w = start(
         dir.path(),
         "http",
         &settings,
@@ -372,7 +282,7 @@ async fn basic_auth_guards_every_endpoint() {
     )
     .await;
 
-    let raw = reqwest::Client::new();
+    let raw = w.api.anonymous();
     let paths = [
         (reqwest::Method::GET, "/"),
         (reqwest::Method::GET, "/health"),
@@ -389,7 +299,7 @@ async fn basic_auth_guards_every_endpoint() {
             Some(basic("nobody", "s3cret")),
             Some("Bearer x".to_string()),
         ] {
-            let mut req = raw.request(method.clone(), format!("{}{path}", w.url));
+            let mut req = raw.request(method.clone(), path);
             if let Some(a) = &auth {
                 req = req.header("Authorization", a);
             }
@@ -424,95 +334,55 @@ async fn basic_auth_guards_every_endpoint() {
         .0,
         201
     );
-    let reader = raw
-        .get(format!("{}/connectors", w.url))
-        .header("Authorization", basic("reader", "read:only"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(reader.status(), 200);
-    assert_eq!(reader.json::<Json>().await.unwrap(), json!(["a"]));
+    let reader = Client::new(&w.url).basic_auth("reader", "read:only");
+    assert_eq!(
+        reader.get("/connectors").await.unwrap(),
+        (200, json!(["a"]))
+    );
     w.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_is_exempt_only_when_configured() {
     let dir = tempdir();
-    let creds = dir.path().join("creds.properties");
-    std::fs::write(&creds, "ops: pw\n").unwrap();
-    let c = creds.display().to_string();
-    let settings = [
-        ("rest.extension.classes", BASIC_AUTH),
-        ("rest.basic.auth.credentials.file", c.as_str()),
-        ("rest.basic.auth.health.exempt", "true"),
-    ];
-    let w = Worker::start(
+    let w = start_with_credentials(
         dir.path(),
-        "http",
-        &settings,
-        reqwest::Client::new(),
-        Some(("ops", "pw")),
+        ("ops", "pw"),
+        &[("rest.basic.auth.health.exempt", "true")],
     )
     .await;
-    let raw = reqwest::Client::new();
-    assert_eq!(
-        raw.get(format!("{}/health", w.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
-    assert_eq!(
-        raw.get(format!("{}/connectors", w.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
-    assert_eq!(
-        raw.get(format!("{}/", w.url))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        401
-    );
+    let raw = w.api.anonymous();
+    assert_eq!(raw.get("/health").await.unwrap().0, 200);
+    assert_eq!(raw.get("/connectors").await.unwrap().0, 401);
+    assert_eq!(raw.get("/").await.unwrap().0, 401);
     assert_eq!(w.get("/connectors").await.0, 200);
     w.stop().await;
 }
 
 // ----- CORS and response headers -------------------------------------------------------------------------
 
+/// `GET /connectors` through `api`, from `origin` when given.
+async fn list_from(api: &Client, origin: Option<&str>) -> reqwest::Response {
+    let mut req = api.request(reqwest::Method::GET, "/connectors");
+    if let Some(o) = origin {
+        req = req.header("Origin", o);
+    }
+    req.send().await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cors_preflights_are_answered_and_responses_carry_the_headers() {
     let dir = tempdir();
-    let creds = dir.path().join("creds.properties");
-    std::fs::write(&creds, "ui: pw\n").unwrap();
-    let c = creds.display().to_string();
     let settings = [
         ("access.control.allow.origin", "http://ui.example.com"),
         ("access.control.allow.methods", "GET,POST,PUT,DELETE"),
-        ("rest.extension.classes", BASIC_AUTH),
-        ("rest.basic.auth.credentials.file", c.as_str()),
     ];
-    let w = Worker::start(
-        dir.path(),
-        "http",
-        &settings,
-        reqwest::Client::new(),
-        Some(("ui", "pw")),
-    )
-    .await;
-    let raw = reqwest::Client::new();
+    let w = start_with_credentials(dir.path(), ("ui", "pw"), &settings).await;
+    let raw = w.api.anonymous();
 
     // A preflight carries no credentials; it is answered, not refused.
     let pre = raw
-        .request(
-            reqwest::Method::OPTIONS,
-            format!("{}/connectors/x/config", w.url),
-        )
+        .request(reqwest::Method::OPTIONS, "/connectors/x/config")
         .header("Origin", "http://ui.example.com")
         .header("Access-Control-Request-Method", "PUT")
         .header(
@@ -538,7 +408,7 @@ async fn cors_preflights_are_answered_and_responses_carry_the_headers() {
         ("http://evil.example.com", "GET"),
     ] {
         let pre = raw
-            .request(reqwest::Method::OPTIONS, format!("{}/connectors", w.url))
+            .request(reqwest::Method::OPTIONS, "/connectors")
             .header("Origin", origin)
             .header("Access-Control-Request-Method", method)
             .send()
@@ -551,44 +421,20 @@ async fn cors_preflights_are_answered_and_responses_carry_the_headers() {
     }
 
     // Actual requests: the allowed origin is echoed, on successes and on refusals alike.
-    let get = raw
-        .get(format!("{}/connectors", w.url))
-        .header("Origin", "http://ui.example.com")
-        .basic_auth("ui", Some("pw"))
-        .send()
-        .await
-        .unwrap();
+    let get = list_from(&w.api, Some("http://ui.example.com")).await;
     assert_eq!(get.status(), 200);
-    assert_eq!(
-        get.headers()["access-control-allow-origin"],
-        "http://ui.example.com"
-    );
-    assert_eq!(get.headers()["access-control-allow-credentials"], "true");
-    let refused = raw
-        .get(format!("{}/connectors", w.url))
-        .header("Origin", "http://ui.example.com")
-        .send()
-        .await
-        .unwrap();
+    let h = get.headers();
+    assert_eq!(h["access-control-allow-origin"], "http://ui.example.com");
+    assert_eq!(h["access-control-allow-credentials"], "true");
+    let refused = list_from(&raw, Some("http://ui.example.com")).await;
     assert_eq!(refused.status(), 401);
     assert_eq!(
         refused.headers()["access-control-allow-origin"],
         "http://ui.example.com"
     );
-    let other = raw
-        .get(format!("{}/connectors", w.url))
-        .header("Origin", "http://evil.example.com")
-        .basic_auth("ui", Some("pw"))
-        .send()
-        .await
-        .unwrap();
+    let other = list_from(&w.api, Some("http://evil.example.com")).await;
     assert!(!other.headers().contains_key("access-control-allow-origin"));
-    let none = raw
-        .get(format!("{}/connectors", w.url))
-        .basic_auth("ui", Some("pw"))
-        .send()
-        .await
-        .unwrap();
+    let none = list_from(&w.api, None).await;
     assert!(!none.headers().contains_key("access-control-allow-origin"));
     w.stop().await;
 }
@@ -597,7 +443,7 @@ async fn cors_preflights_are_answered_and_responses_carry_the_headers() {
 async fn response_header_rules_apply_to_every_response() {
     let dir = tempdir();
     let rules = r#"set X-Frame-Options: DENY, add X-Team: connect, add X-Team: platform, "set Cache-Control: no-cache, no-store", setDate Expires: 3600000, addDate X-Generated: 0"#;
-    let w = Worker::start(
+    let w = start(
         dir.path(),
         "http",
         &[("response.http.headers.config", rules)],
@@ -610,10 +456,13 @@ async fn response_header_rules_apply_to_every_response() {
         ("/connectors/missing", 404),
         ("/nowhere", 404),
     ] {
-        let (status, _, h) = w
-            .send(reqwest::Method::GET, path, None, false)
+        let r = w
+            .api
+            .anonymous()
+            .send(reqwest::Method::GET, path, None)
             .await
             .unwrap();
+        let (status, h) = (r.status, r.headers);
         assert_eq!(status, expected, "{path}");
         assert_eq!(h["x-frame-options"], "DENY", "{path}");
         assert_eq!(
@@ -652,17 +501,12 @@ async fn file_placeholders_are_resolved_for_tasks_and_shown_raw() {
             "org.apache.kafka.common.config.provider.FileConfigProvider",
         ),
     ];
-    let w = Worker::start(dir.path(), "http", &settings, reqwest::Client::new(), None).await;
+    let w = start(dir.path(), "http", &settings, reqwest::Client::new(), None).await;
     append_lines(&input, ["one".to_string(), "two".to_string()]);
-    assert_eq!(
-        w.post("/connectors", file_source("src", &input, "t"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("src", &input, "t")).await;
     let placeholder = format!("${{file:{}:sink.file}}", secrets.display());
     let sink = json!({"name": "snk", "config": {"connector.class": "FileStreamSink", "tasks.max": "1", "topics": "t", "file": placeholder}});
-    assert_eq!(w.post("/connectors", sink).await.0, 201);
+    w.create(sink).await;
     wait_until("lines at the resolved path", || async {
         lines(&output) == ["one", "two"]
     })
@@ -703,15 +547,15 @@ async fn an_unresolvable_placeholder_fails_the_task_with_a_trace() {
         ("config.providers", "file"),
         ("config.providers.file.class", "FileConfigProvider"),
     ];
-    let w = Worker::start(dir.path(), "http", &settings, reqwest::Client::new(), None).await;
+    let w = start(dir.path(), "http", &settings, reqwest::Client::new(), None).await;
     let placeholder = format!("${{file:{}:sink.file}}", secrets.display());
     let sink = json!({"name": "snk", "config": {"connector.class": "FileStreamSink", "topics": "t", "file": placeholder}});
-    assert_eq!(w.post("/connectors", sink).await.0, 201);
+    w.create(sink).await;
     wait_until("the task to fail", || async {
-        w.task_states("snk").await[0]["state"] == "FAILED"
+        task_states(&w, "snk").await[0]["state"] == "FAILED"
     })
     .await;
-    let trace = w.task_states("snk").await[0]["trace"]
+    let trace = task_states(&w, "snk").await[0]["trace"]
         .as_str()
         .unwrap()
         .to_string();
@@ -736,51 +580,13 @@ async fn an_unresolvable_placeholder_fails_the_task_with_a_trace() {
         204
     );
     wait_until("the task to run", || async {
-        w.task_states("snk").await[0]["state"] == "RUNNING"
+        task_states(&w, "snk").await[0]["state"] == "RUNNING"
     })
     .await;
     w.stop().await;
 }
 
 // ----- the binary: every listener, https admin listeners, env placeholders, bad settings ----------------
-
-/// Starts the binary with `props` and `env`, and returns it with the URL of every "listening on" line.
-fn start_binary_with(
-    dir: &Path,
-    props: &str,
-    env: &[(&str, &str)],
-    listeners: usize,
-) -> (Child, Vec<String>) {
-    let path = dir.join("worker.properties");
-    std::fs::write(&path, props).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
-        .current_dir(dir)
-        .arg(&path)
-        .envs(env.iter().copied())
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn liteconnect");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                let _ = tx.send(
-                    rest.split_whitespace()
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
-                );
-            }
-        }
-    });
-    let urls = (0..listeners)
-        .map(|_| rx.recv_timeout(DEADLINE).expect("a listening line"))
-        .collect();
-    (child, urls)
-}
 
 fn pem_property(pem: &str) -> String {
     // A properties value on one logical line, continued with backslashes, as Kafka's documentation shows.
@@ -809,75 +615,32 @@ async fn every_listener_is_served_and_https_admin_listeners_work() {
         key = pem_property(&key),
         ks = keystore.display(),
     );
-    let (mut child, urls) = start_binary_with(dir.path(), &props, &[], 3);
+    let bin = start_binary_with(dir.path(), &props, &[], 3);
     let find = |scheme: &str, nth: usize| {
-        urls.iter()
+        let url = bin
+            .urls
+            .iter()
             .filter(|u| u.starts_with(scheme))
             .nth(nth)
             .cloned()
-            .expect("a listener")
+            .expect("a listener");
+        Client::with_http(client_trusting(&ca), url)
     };
     let (http, https) = (find("http://", 0), find("https://", 0));
     let admin = find("https://", 1);
-    let client = client_trusting(&ca);
-    wait_healthy(&client, &http).await;
-    assert_eq!(
-        client
-            .get(format!("{https}/connectors"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
-    assert_eq!(
-        client
-            .get(format!("{http}/connectors"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    healthy(&http).await;
+    let status = |api: &Client, path: &'static str| {
+        let api = api.clone();
+        async move { api.get(path).await.unwrap().0 }
+    };
+    assert_eq!(status(&https, "/connectors").await, 200);
+    assert_eq!(status(&http, "/connectors").await, 200);
     // Admin endpoints live on the admin listener only.
-    assert_eq!(
-        client
-            .get(format!("{admin}/admin/loggers"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
-    assert_eq!(
-        client
-            .get(format!("{admin}/connectors"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        404
-    );
-    assert_eq!(
-        client
-            .get(format!("{https}/admin/loggers"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        404
-    );
-    assert_eq!(
-        client
-            .get(format!("{http}/admin/loggers"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        404
-    );
-    let _ = child.kill();
-    let _ = child.wait();
+    assert_eq!(status(&admin, "/admin/loggers").await, 200);
+    assert_eq!(status(&admin, "/connectors").await, 404);
+    assert_eq!(status(&https, "/admin/loggers").await, 404);
+    assert_eq!(status(&http, "/admin/loggers").await, 404);
+    bin.kill();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -896,7 +659,7 @@ async fn env_placeholders_are_resolved_from_the_workers_environment() {
         dir.path().join("bin.db").display()
     );
     let out = output.display().to_string();
-    let (mut child, urls) = start_binary_with(
+    let bin = start_binary_with(
         dir.path(),
         &props,
         &[
@@ -905,40 +668,22 @@ async fn env_placeholders_are_resolved_from_the_workers_environment() {
         ],
         1,
     );
-    let url = &urls[0];
-    let client = reqwest::Client::new();
-    wait_healthy(&client, url).await;
-    let post = |body: Json| client.post(format!("{url}/connectors")).json(&body).send();
-    assert_eq!(
-        post(file_source("src", &input, "t"))
-            .await
-            .unwrap()
-            .status(),
-        201
-    );
+    let api = bin.api();
+    healthy(&api).await;
+    let post = |body: Json| {
+        let api = api.clone();
+        async move { api.post("/connectors", &body).await.unwrap().0 }
+    };
+    assert_eq!(post(file_source("src", &input, "t")).await, 201);
     let sink = json!({"name": "snk", "config": {"connector.class": "FileStreamSink", "topics": "t", "file": "${env:LITECONNECT_TEST_SINK_FILE}"}});
-    assert_eq!(post(sink).await.unwrap().status(), 201);
+    assert_eq!(post(sink).await, 201);
     wait_until("the line at the path from the environment", || async {
         lines(&output) == ["alpha"]
     })
     .await;
-    let config: Json = client
-        .get(format!("{url}/connectors/snk/config"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let config = api.get("/connectors/snk/config").await.unwrap().1;
     assert_eq!(config["file"], "${env:LITECONNECT_TEST_SINK_FILE}");
-    let tasks: Json = client
-        .get(format!("{url}/connectors/snk/tasks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let tasks = api.get("/connectors/snk/tasks").await.unwrap().1;
     assert_eq!(
         tasks[0]["config"]["file"],
         "${env:LITECONNECT_TEST_SINK_FILE}"
@@ -946,24 +691,16 @@ async fn env_placeholders_are_resolved_from_the_workers_environment() {
 
     // A variable outside allowlist.pattern is not read.
     let blocked = json!({"name": "blocked", "config": {"connector.class": "FileStreamSink", "topics": "t", "file": "${env:NOT_ALLOWED}"}});
-    assert_eq!(post(blocked).await.unwrap().status(), 201);
+    assert_eq!(post(blocked).await, 201);
     wait_until("the blocked task to fail", || async {
-        let s: Json = client
-            .get(format!("{url}/connectors/blocked/status"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let s = api.get("/connectors/blocked/status").await.unwrap().1;
         s["tasks"][0]["state"] == "FAILED"
             && s["tasks"][0]["trace"]
                 .as_str()
                 .is_some_and(|t| t.contains("allowlist.pattern"))
     })
     .await;
-    let _ = child.kill();
-    let _ = child.wait();
+    bin.kill();
 }
 
 #[test]
@@ -1000,26 +737,16 @@ async fn the_worker_config_itself_may_use_providers() {
         dir.path().join("bin.db").display()
     );
     let c = creds.display().to_string();
-    let (mut child, urls) = start_binary_with(
+    let bin = start_binary_with(
         dir.path(),
         &props,
         &[("LITECONNECT_TEST_CREDENTIALS", c.as_str())],
         1,
     );
-    let client = reqwest::Client::new();
-    wait_healthy(&client, &urls[0]).await;
-    let url = format!("{}/connectors", urls[0]);
-    assert_eq!(client.get(&url).send().await.unwrap().status(), 401);
-    assert_eq!(
-        client
-            .get(&url)
-            .basic_auth("ops", Some("pw"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
-    let _ = child.kill();
-    let _ = child.wait();
+    let api = bin.api();
+    healthy(&api).await;
+    assert_eq!(api.get("/connectors").await.unwrap().0, 401);
+    let ops = api.basic_auth("ops", "pw");
+    assert_eq!(ops.get("/connectors").await.unwrap().0, 200);
+    bin.kill();
 }

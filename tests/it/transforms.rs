@@ -6,10 +6,12 @@ use crate::common::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_chain_reshapes_and_routes_records() {
-    let dir = tempdir();
-    let w = TestWorker::start(dir.path()).await;
-    let input = dir.path().join("in.txt");
-    let out = dir.path().join("out.txt");
+    let Fixture {
+        dir: _dir,
+        w,
+        input,
+        output: out,
+    } = Fixture::start().await;
     append_lines(&input, ["alpha".to_string(), "beta".to_string()]);
     let source = json!({"name": "src", "config": {
         "connector.class": "FileStreamSource", "file": input.display().to_string(), "topic": "raw-events",
@@ -58,25 +60,10 @@ async fn a_filter_with_a_negated_predicate_drops_exactly_the_others() {
     let out = dir.path().join("out.txt");
     append_lines(&a, (0..5).map(|i| format!("keep-{i}")));
     append_lines(&b, (0..5).map(|i| format!("drop-{i}")));
-    assert_eq!(
-        w.post("/connectors", file_source("sa", &a, "keep-a"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        w.post("/connectors", file_source("sb", &b, "drop-b"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_source("sa", &a, "keep-a")).await;
+    w.create(file_source("sb", &b, "drop-b")).await;
     let probe = dir.path().join("probe.txt");
-    assert_eq!(
-        w.post("/connectors", file_sink("probe", &probe, "keep-a,drop-b"))
-            .await
-            .0,
-        201
-    );
+    w.create(file_sink("probe", &probe, "keep-a,drop-b")).await;
     wait_until("both topics filled", || async { lines(&probe).len() == 10 }).await;
     let sink = json!({"name": "filtered", "config": {
         "connector.class": "FileStreamSink", "file": out.display().to_string(), "topics": "keep-a,drop-b",

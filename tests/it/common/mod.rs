@@ -17,22 +17,53 @@ use serde_json::Value as Json;
 use tempfile::TempDir;
 use tokio::sync::oneshot;
 
+pub use liteconnect::client::Client;
 use liteconnect::config::worker::WorkerConfig;
 use liteconnect::{RunError, StartupConnector};
 
 /// How long any condition may take before a test fails.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
+/// How often a condition is polled.
+const POLL: Duration = Duration::from_millis(25);
+
 /// A worker running in this process.
 pub struct TestWorker {
     pub url: String,
     pub dir: PathBuf,
     pub db: PathBuf,
+    /// The worker's REST API, with the credentials the test gave.
+    pub api: Client,
+    /// The connection pool under [`TestWorker::api`], for requests the helpers do not cover.
     pub client: reqwest::Client,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<Result<(), RunError>>>,
 }
 
+/// The usual set-up: a temporary directory, a worker whose database lives in it, and the paths of an input
+/// and an output file there (not created).
+pub struct Fixture {
+    pub dir: TempDir,
+    pub w: TestWorker,
+    /// `in.txt` in the directory.
+    pub input: PathBuf,
+    /// `out.txt` in the directory.
+    pub output: PathBuf,
+}
+
+impl Fixture {
+    pub async fn start() -> Fixture {
+        let dir = tempdir();
+        let w = TestWorker::start(dir.path()).await;
+        let (input, output) = (dir.path().join("in.txt"), dir.path().join("out.txt"));
+        Fixture {
+            dir,
+            w,
+            input,
+            output,
+        }
+    }
+}
 /// A fresh temporary directory kept for the life of the test.
 pub fn tempdir() -> TempDir {
     tempfile::Builder::new()
@@ -76,39 +107,54 @@ impl TestWorker {
         extra: &[(&str, &str)],
         startup: Vec<StartupConnector>,
     ) -> Result<TestWorker, RunError> {
+        Self::launch(dir, extra, startup, Client::new).await
+    }
+
+    /// Starts a worker and waits until `GET /health` answers 200 through the client `connect` makes for
+    /// its URL (certificates, credentials). The URL's scheme is that of the `listeners` setting in `extra`
+    /// (http when absent); the listener itself is bound here, on an ephemeral port.
+    pub async fn launch(
+        dir: &Path,
+        extra: &[(&str, &str)],
+        startup: Vec<StartupConnector>,
+        connect: impl FnOnce(String) -> Client,
+    ) -> Result<TestWorker, RunError> {
         let config = worker_config(dir, extra);
         let db = config.storage_file.clone();
+        let scheme = match extra.iter().find(|(k, _)| *k == "listeners") {
+            Some((_, v)) if v.starts_with("https:") => "https",
+            _ => "http",
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let url = format!("{scheme}://{}", listener.local_addr().expect("addr"));
         let (tx, rx) = oneshot::channel::<()>();
         let handle = tokio::spawn(liteconnect::run(listener.into(), config, startup, async {
             let _ = rx.await;
         }));
-        let client = reqwest::Client::new();
-        // Wait until healthy, or until the worker gave up.
-        let deadline = Instant::now() + DEADLINE;
-        loop {
+        let api = connect(url.clone());
+        // Healthy, or the worker gave up.
+        let healthy = wait_for("the worker to become healthy", DEADLINE, || async {
             if handle.is_finished() {
-                return Err(handle
-                    .await
-                    .expect("join")
-                    .expect_err("a worker that stops early failed"));
+                Some(false)
+            } else {
+                api.is_healthy().await.then_some(true)
             }
-            if let Ok(r) = client.get(format!("{url}/health")).send().await {
-                if r.status() == 200 {
-                    break;
-                }
-            }
-            assert!(Instant::now() < deadline, "worker did not become healthy");
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        })
+        .await;
+        if !healthy {
+            return Err(handle
+                .await
+                .expect("join")
+                .expect_err("a worker that stops early failed"));
         }
         Ok(TestWorker {
             url,
             dir: dir.to_path_buf(),
             db,
-            client,
+            client: api.http().clone(),
+            api,
             shutdown: Some(tx),
             handle: Some(handle),
         })
@@ -134,22 +180,12 @@ impl TestWorker {
         path: &str,
         body: Option<Json>,
     ) -> (u16, Json, reqwest::header::HeaderMap) {
-        let mut req = self.client.request(method, format!("{}{}", self.url, path));
-        if let Some(b) = body {
-            req = req
-                .header("Content-Type", "application/json")
-                .body(b.to_string());
-        }
-        let resp = req.send().await.expect("request");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let text = resp.text().await.expect("body");
-        let json = if text.is_empty() {
-            Json::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or(Json::String(text))
-        };
-        (status, json, headers)
+        let r = self
+            .api
+            .send(method, path, body.as_ref())
+            .await
+            .expect("request");
+        (r.status, r.body, r.headers)
     }
 
     pub async fn get(&self, path: &str) -> (u16, Json) {
@@ -179,6 +215,11 @@ impl TestWorker {
     pub async fn delete(&self, path: &str) -> (u16, Json) {
         let (s, j, _) = self.request(reqwest::Method::DELETE, path, None).await;
         (s, j)
+    }
+
+    /// Creates a connector from `{"name": …, "config": …}`; fails the test unless the answer is 201.
+    pub async fn create(&self, body: Json) {
+        create_through(&self.api, body).await;
     }
 
     /// The connector's status body, or Null.
@@ -237,19 +278,71 @@ pub fn enc(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
+/// Polls `check` until it answers `Some`, and returns what it answered; fails the test once `deadline` has
+/// passed.
+pub async fn wait_for<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            Instant::now() < end,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// [`wait_for`] outside a runtime: polls `check` from this thread.
+pub fn wait_for_blocking<T>(
+    what: &str,
+    deadline: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            Instant::now() < end,
+            "timed out after {deadline:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// Polls `check` until it is true; fails the test after [`DEADLINE`].
 pub async fn wait_until<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if check().await {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    wait_for(what, DEADLINE, || {
+        let holds = check();
+        async move { holds.await.then_some(()) }
+    })
+    .await
+}
+
+/// Asserts that `check` holds on every poll for `window` (at least three polls): a state that must last,
+/// checked throughout rather than once after a pause.
+pub async fn assert_holds_for<F, Fut>(what: &str, window: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let end = Instant::now() + window;
+    let mut polls = 0;
+    while polls < 3 || Instant::now() < end {
+        assert!(check().await, "{what} stopped holding after {polls} polls");
+        polls += 1;
+        tokio::time::sleep(POLL).await;
     }
 }
 
@@ -284,10 +377,22 @@ pub fn file_sink(name: &str, file: &Path, topics: &str) -> Json {
         "connector.class": "FileStreamSink", "tasks.max": "1", "file": file.display().to_string(), "topics": topics}})
 }
 
-/// The real binary, started on an ephemeral port.
+/// The real binary, started on ephemeral ports.
 pub struct Binary {
     pub child: Child,
+    /// The URL of the first listener it logged.
     pub url: String,
+    /// The URL of every listener it logged, in the order it logged them.
+    pub urls: Vec<String>,
+}
+
+/// The worker config the binary tests use unless they write their own: an ephemeral port, `bin.db` in
+/// `dir`, String converters.
+pub fn binary_props(dir: &Path) -> String {
+    format!(
+        "listeners=http://127.0.0.1:0\nstorage.file={}\noffset.flush.interval.ms=200\nkey.converter=org.apache.kafka.connect.storage.StringConverter\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n",
+        dir.join("bin.db").display()
+    )
 }
 
 /// Starts the binary with a worker config in `dir` and waits for its "listening on" line.
@@ -296,23 +401,36 @@ pub fn start_binary(dir: &Path, extra_args: &[&str]) -> Binary {
 }
 
 /// Starts the binary in working directory `cwd`, with the worker config `dir/worker.properties`
-/// (written with an ephemeral port when absent).
+/// (written by [`binary_props`] when absent).
 pub fn start_binary_in(dir: &Path, cwd: &Path, extra_args: &[&str]) -> Binary {
     let props = dir.join("worker.properties");
     if !props.exists() {
-        std::fs::write(
-            &props,
-            format!(
-                "listeners=http://127.0.0.1:0\nstorage.file={}\noffset.flush.interval.ms=200\nkey.converter=org.apache.kafka.connect.storage.StringConverter\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n",
-                dir.join("bin.db").display()
-            ),
-        )
-        .unwrap();
+        std::fs::write(&props, binary_props(dir)).unwrap();
     }
+    let mut args = vec![props.display().to_string()];
+    args.extend(extra_args.iter().map(|a| a.to_string()));
+    spawn_binary(cwd, &args, &[], 1)
+}
+
+/// Writes `props` to `dir/worker.properties`, starts the binary on it in `dir` with `env` added, and
+/// waits until it logged `listeners` "listening on" lines.
+pub fn start_binary_with(
+    dir: &Path,
+    props: &str,
+    env: &[(&str, &str)],
+    listeners: usize,
+) -> Binary {
+    let path = dir.join("worker.properties");
+    std::fs::write(&path, props).unwrap();
+    spawn_binary(dir, &[path.display().to_string()], env, listeners)
+}
+
+/// Runs the binary with `args` in `cwd` and waits for `listeners` "listening on" lines.
+fn spawn_binary(cwd: &Path, args: &[String], env: &[(&str, &str)], listeners: usize) -> Binary {
     let mut child = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
         .current_dir(cwd)
-        .arg(&props)
-        .args(extra_args)
+        .args(args)
+        .envs(env.iter().copied())
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -321,38 +439,48 @@ pub fn start_binary_in(dir: &Path, cwd: &Path, extra_args: &[&str]) -> Binary {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let mut sent = false;
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if !sent {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(
-                        rest.split_whitespace()
-                            .next()
-                            .unwrap_or_default()
-                            .to_string(),
-                    );
-                    sent = true;
-                }
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                let _ = tx.send(
+                    rest.split_whitespace()
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
             }
         }
     });
-    let url = rx
-        .recv_timeout(DEADLINE)
-        .expect("the binary logs the address it bound");
-    Binary { child, url }
+    let urls: Vec<String> = (0..listeners)
+        .map(|_| {
+            rx.recv_timeout(DEADLINE)
+                .expect("the binary logs the address it bound")
+        })
+        .collect();
+    Binary {
+        child,
+        url: urls[0].clone(),
+        urls,
+    }
 }
 
+/// Creates a connector through `api` from `{"name": …, "config": …}`; fails the test unless the answer is
+/// 201.
+pub async fn create_through(api: &Client, body: Json) {
+    let (status, answer) = api.post("/connectors", &body).await.expect("request");
+    assert_eq!(status, 201, "creating {body}: {answer}");
+}
+
+/// Waits until `GET url/health` answers 200 to `client`.
 pub async fn wait_healthy(client: &reqwest::Client, url: &str) {
-    let deadline = Instant::now() + DEADLINE;
-    loop {
-        if let Ok(r) = client.get(format!("{url}/health")).send().await {
-            if r.status() == 200 {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "binary never became healthy");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    healthy(&Client::with_http(client.clone(), url)).await;
+}
+
+/// Waits until the worker behind `api` answers `GET /health` with 200.
+pub async fn healthy(api: &Client) {
+    wait_for("the worker to become healthy", DEADLINE, || async {
+        api.is_healthy().await.then_some(())
+    })
+    .await
 }
 
 /// Runs the binary to completion (bounded by [`DEADLINE`]) and returns its exit code, stdout and stderr.
@@ -365,16 +493,19 @@ pub fn run_binary(cwd: &Path, args: &[&str]) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn liteconnect");
+    // Killed rather than left behind when it hangs.
     let deadline = Instant::now() + DEADLINE;
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("liteconnect {args:?} did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let exited = wait_for_blocking("the process or the deadline", DEADLINE * 2, || match child
+        .try_wait()
+        .expect("wait")
+    {
+        Some(_) => Some(true),
+        None if Instant::now() > deadline => Some(false),
+        None => None,
+    });
+    if !exited {
+        let _ = child.kill();
+        panic!("liteconnect {args:?} did not exit");
     }
     let out = child.wait_with_output().expect("output");
     (
@@ -399,15 +530,25 @@ impl Binary {
             .status()
             .expect("kill");
         assert!(ok.success());
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Some(code) = self.child.try_wait().expect("wait") {
-                assert!(code.success(), "{code:?}");
-                return;
-            }
-            assert!(Instant::now() < deadline, "no exit after SIGTERM");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let code = self.wait_exit("an exit after SIGTERM");
+        assert!(code.success(), "{code:?}");
+    }
+
+    /// Waits (up to [`DEADLINE`]) for the process to exit and returns how it exited.
+    pub fn wait_exit(&mut self, what: &str) -> std::process::ExitStatus {
+        wait_for_blocking(what, DEADLINE, || self.child.try_wait().expect("wait"))
+    }
+
+    /// A client of its first listener.
+    pub fn api(&self) -> Client {
+        Client::new(self.url.clone())
+    }
+
+    /// Waits until it is healthy and returns a client of its first listener.
+    pub async fn healthy_api(&self) -> Client {
+        let api = self.api();
+        healthy(&api).await;
+        api
     }
 }
 

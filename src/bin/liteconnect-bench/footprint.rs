@@ -1,0 +1,186 @@
+//! The footprint scenario: resident memory idle and with connectors, start-up time with an empty and a
+//! full database, and the size of the release binary.
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::report::{median, Row, Target};
+use crate::rest::spawn_baseline_server;
+use crate::worker::{TempDir, Worker};
+use crate::{Ctx, Res, Settings};
+
+/// Figures of fresh workers, one per run, and of the baseline server.
+#[derive(Default)]
+struct Fresh {
+    rss_idle: Vec<f64>,
+    rss_full: Vec<f64>,
+    start_empty: Vec<f64>,
+    base_start: Vec<f64>,
+    base_rss: Vec<f64>,
+}
+
+/// Figures of a worker restarted over a database of `stored` connectors, one per run.
+#[derive(Default)]
+struct Stored {
+    start: Vec<f64>,
+    all_running: Vec<f64>,
+    rss: Vec<f64>,
+}
+
+/// Starts a worker on an empty database, measures it idle and with `connectors` connectors, then the
+/// baseline server; `runs` times.
+async fn fresh_runs(s: &Settings) -> Res<Fresh> {
+    let mut f = Fresh::default();
+    for run in 0..s.runs {
+        let dir = TempDir::new(s, "footprint")?;
+        let w = Worker::spawn(s, dir.path(), &dir.path().join("liteconnect.db"), &[]).await?;
+        let t = w.wait_healthy().await?;
+        f.start_empty.push(t.as_secs_f64() * 1000.0);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        f.rss_idle.push(w.rss_mib()?);
+        w.create_idle_connectors(s.connectors).await?;
+        w.wait_all_running(s.connectors).await?;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        f.rss_full.push(w.rss_mib()?);
+        w.stop()?;
+
+        let b = spawn_baseline_server(s).await?;
+        let t = b.wait_healthy().await?;
+        f.base_start.push(t.as_secs_f64() * 1000.0);
+        f.base_rss.push(b.rss_mib()?);
+        b.stop()?;
+        eprintln!(
+            "  footprint run {}/{}: start-up {:.1} ms, idle {:.1} MiB, {} connectors {:.1} MiB",
+            run + 1,
+            s.runs,
+            f.start_empty[run],
+            f.rss_idle[run],
+            s.connectors,
+            f.rss_full[run]
+        );
+    }
+    Ok(f)
+}
+
+/// A database with many stored connectors, prepared once, then started `runs` times.
+async fn stored_runs(s: &Settings) -> Res<Stored> {
+    let dir = TempDir::new(s, "stored")?;
+    let db = dir.path().join("liteconnect.db");
+    {
+        let w = Worker::spawn(s, dir.path(), &db, &[]).await?;
+        w.wait_healthy().await?;
+        eprintln!("  storing {} connectors", s.stored);
+        w.create_idle_connectors(s.stored).await?;
+        w.wait_all_running(s.stored).await?;
+        w.stop()?;
+    }
+    let mut st = Stored::default();
+    for run in 0..s.runs {
+        let w = Worker::spawn(s, dir.path(), &db, &[]).await?;
+        let t = w.wait_healthy().await?;
+        st.start.push(t.as_secs_f64() * 1000.0);
+        w.wait_all_running(s.stored).await?;
+        st.all_running
+            .push(w.spawned.elapsed().as_secs_f64() * 1000.0);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        st.rss.push(w.rss_mib()?);
+        w.stop()?;
+        eprintln!(
+            "  stored run {}/{}: healthy after {:.0} ms, all running after {:.0} ms, {:.1} MiB",
+            run + 1,
+            s.runs,
+            st.start[run],
+            st.all_running[run],
+            st.rss[run]
+        );
+    }
+    Ok(st)
+}
+
+pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
+    let s = ctx.settings.clone();
+    let f = fresh_runs(&s).await?;
+    let st = stored_runs(&s).await?;
+    let size = std::fs::metadata(&s.bin)?.len() as f64 / (1024.0 * 1024.0);
+    let stripped = Command::new("file")
+        .arg(&s.bin)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains(", stripped"))
+        .unwrap_or(false);
+    push_rows(rows, &s, f, st);
+    rows.push(
+        Row::new(
+            "footprint",
+            if stripped {
+                "release binary size (stripped)"
+            } else {
+                "release binary size (NOT stripped)"
+            },
+            "MiB",
+            size,
+        )
+        .target(Target::AtMost(15.0)),
+    );
+    Ok(())
+}
+
+fn push_rows(rows: &mut Vec<Row>, s: &Settings, f: Fresh, st: Stored) {
+    const FIXED: &str = "fixed-response HTTP server";
+    let c = s.connectors;
+    rows.push(
+        Row::new(
+            "footprint",
+            "idle RSS, no connectors",
+            "MiB",
+            median(f.rss_idle.clone()),
+        )
+        .baseline(FIXED, median(f.base_rss))
+        .target(Target::AtMost(20.0)),
+    );
+    rows.push(
+        Row::new(
+            "footprint",
+            format!("idle RSS, {c} running connectors"),
+            "MiB",
+            median(f.rss_full),
+        )
+        .baseline("no connectors", median(f.rss_idle.clone()))
+        .target(Target::AtMost(80.0)),
+    );
+    rows.push(
+        Row::new(
+            "footprint",
+            format!("idle RSS, {} running connectors", s.stored),
+            "MiB",
+            median(st.rss),
+        )
+        .baseline("no connectors", median(f.rss_idle)),
+    );
+    rows.push(
+        Row::new(
+            "footprint",
+            "start-up to /health 200, empty database",
+            "ms",
+            median(f.start_empty.clone()),
+        )
+        .baseline(FIXED, median(f.base_start))
+        .target(Target::Below(150.0)),
+    );
+    rows.push(
+        Row::new(
+            "footprint",
+            format!("start-up to /health 200, {} stored connectors", s.stored),
+            "ms",
+            median(st.start),
+        )
+        .baseline("empty database", median(f.start_empty))
+        .target(Target::Below(1000.0)),
+    );
+    rows.push(Row::new(
+        "footprint",
+        format!("start-up until all {} tasks RUNNING", s.stored),
+        "ms",
+        median(st.all_running),
+    ));
+}
