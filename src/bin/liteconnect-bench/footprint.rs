@@ -17,6 +17,7 @@ struct Fresh {
     start_empty: Vec<f64>,
     base_start: Vec<f64>,
     base_rss: Vec<f64>,
+    shutdown: Vec<f64>,
 }
 
 /// Figures of a worker restarted over a database of `stored` connectors, one per run.
@@ -42,7 +43,11 @@ async fn fresh_runs(s: &Settings) -> Res<Fresh> {
         w.wait_all_running(s.connectors).await?;
         tokio::time::sleep(Duration::from_secs(1)).await;
         f.rss_full.push(w.rss_mib()?);
-        w.stop()?;
+        // Connections a client left open must not hold the exit: one idle keep-alive connection after a
+        // full request, one that never sent a byte, and one with half a request.
+        let held = hold_connections(&w.url)?;
+        f.shutdown.push(w.stop_timed()?.as_secs_f64() * 1000.0);
+        drop(held);
 
         let b = spawn_baseline_server(s).await?;
         let t = b.wait_healthy().await?;
@@ -50,16 +55,38 @@ async fn fresh_runs(s: &Settings) -> Res<Fresh> {
         f.base_rss.push(b.rss_mib()?);
         b.stop()?;
         eprintln!(
-            "  footprint run {}/{}: start-up {:.1} ms, idle {:.1} MiB, {} connectors {:.1} MiB",
+            "  footprint run {}/{}: start-up {:.1} ms, idle {:.1} MiB, {} connectors {:.1} MiB, exit {:.1} ms after SIGTERM",
             run + 1,
             s.runs,
             f.start_empty[run],
             f.rss_idle[run],
             s.connectors,
-            f.rss_full[run]
+            f.rss_full[run],
+            f.shutdown[run]
         );
     }
     Ok(f)
+}
+
+/// Opens three connections to the worker at `url` (`http://host:port`) and leaves them open: a keep-alive
+/// connection whose request was answered, a silent one, and one holding half a request.
+fn hold_connections(url: &str) -> Res<Vec<std::net::TcpStream>> {
+    use std::io::{Read, Write};
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut answered = std::net::TcpStream::connect(addr)?;
+    answered.write_all(
+        format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: keep-alive\r\n\r\n")
+            .as_bytes(),
+    )?;
+    let mut buf = [0u8; 512];
+    let n = answered.read(&mut buf)?;
+    if n == 0 {
+        return Err("the worker closed a keep-alive connection before answering".into());
+    }
+    let silent = std::net::TcpStream::connect(addr)?;
+    let mut half = std::net::TcpStream::connect(addr)?;
+    half.write_all(b"POST /connectors HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"name\"")?;
+    Ok(vec![answered, silent, half])
 }
 
 /// A database with many stored connectors, prepared once, then started `runs` times.
@@ -108,6 +135,18 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).contains(", stripped"))
         .unwrap_or(false);
+    rows.push(
+        Row::new(
+            "footprint",
+            format!(
+                "exit after SIGTERM, {} connectors, 3 client connections held open",
+                s.connectors
+            ),
+            "ms",
+            median(f.shutdown.clone()),
+        )
+        .target(Target::AtMost(200.0)),
+    );
     push_rows(rows, &s, f, st);
     rows.push(
         Row::new(

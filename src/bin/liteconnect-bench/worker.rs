@@ -177,7 +177,13 @@ impl Worker {
     }
 
     /// SIGTERM, then a bounded wait; SIGKILL if it does not exit.
-    pub(crate) fn stop(mut self) -> Res<()> {
+    pub(crate) fn stop(self) -> Res<()> {
+        self.stop_timed().map(|_| ())
+    }
+
+    /// SIGTERM, then a bounded wait; answers how long the process took to exit after the signal.
+    pub(crate) fn stop_timed(mut self) -> Res<Duration> {
+        let signalled = Instant::now();
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.pid().to_string())
@@ -185,14 +191,14 @@ impl Worker {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if self.child.try_wait()?.is_some() {
-                return Ok(());
+                return Ok(signalled.elapsed());
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
                 return Err("the worker did not stop within 60 s of SIGTERM".into());
             }
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }
