@@ -228,9 +228,12 @@ fn run(files: &[PathBuf]) -> ExitCode {
 /// bound, then it runs until a signal. A worker that cannot start never logs that it listens.
 async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitCode {
     let started = async {
+        // The handlers are installed before anything is logged or bound, so a signal that arrives while
+        // the worker starts is kept and stops it once it serves, instead of killing the process.
+        let shutdown = shutdown_signal();
         let worker = liteconnect::prepare(config, connectors).await?;
         let listeners = Listeners::bind(worker.config()).await?;
-        liteconnect::serve(worker, listeners, shutdown_signal()).await
+        liteconnect::serve(worker, listeners, shutdown).await
     };
     match started.await {
         Ok(()) => ExitCode::SUCCESS,
@@ -249,25 +252,26 @@ async fn serve(config: WorkerConfig, connectors: Vec<StartupConnector>) -> ExitC
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// A future that resolves on SIGINT or SIGTERM; the handlers are installed when this is called, not when
+/// the future is first polled.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(t) => t,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    // `ctrl_c` installs its handler on first poll: poll it once now.
+    let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
+    let interrupted = futures::FutureExt::now_or_never(ctrl_c.as_mut()).is_some();
+    async move {
+        if interrupted {
+            return;
         }
-    }
-    #[cfg(not(unix))]
-    {
+        #[cfg(unix)]
+        if let Some(mut term) = term {
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
         let _ = ctrl_c.await;
     }
 }

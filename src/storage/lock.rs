@@ -126,19 +126,16 @@ fn flock_holder(file: &File) -> Option<u32> {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::MetadataExt;
-        let inode = file.metadata().ok()?.ino();
-        let locks = std::fs::read_to_string("/proc/locks").ok()?;
-        // "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF": type, pid, then major:minor:inode.
-        locks.lines().find_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let is_flock = fields.get(1) == Some(&"FLOCK");
-            let same_inode = fields
-                .get(5)
-                .and_then(|id| id.rsplit(':').next())
-                .is_some_and(|i| i == inode.to_string());
-            (is_flock && same_inode)
-                .then(|| fields.get(4)?.parse().ok())
-                .flatten()
+        let meta = file.metadata().ok()?;
+        let dev = meta.dev();
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+        // The kernel builds /proc/locks in pieces while other processes take and drop locks, so one read
+        // can miss a line: read it a few times.
+        (0..5).find_map(|_| {
+            let locks = std::fs::read_to_string("/proc/locks").ok()?;
+            holder_in(&locks, &id)
         })
     }
     #[cfg(not(target_os = "linux"))]
@@ -146,4 +143,18 @@ fn flock_holder(file: &File) -> Option<u32> {
         let _ = file;
         None
     }
+}
+
+/// The pid of the `flock` on the file `id` (`major:minor:inode`, as the kernel prints it) in the text of
+/// `/proc/locks`.
+#[cfg(target_os = "linux")]
+fn holder_in(locks: &str, id: &str) -> Option<u32> {
+    // "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234567 0 EOF": type, pid, then major:minor:inode.
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let is_flock = fields.get(1) == Some(&"FLOCK");
+        (is_flock && fields.get(5) == Some(&id))
+            .then(|| fields.get(4)?.parse().ok())
+            .flatten()
+    })
 }
