@@ -4,16 +4,16 @@ use base64::Engine as _;
 use std::collections::BTreeMap;
 
 use super::{
-    copy_schema_basics, field_value, java_list, key, map_put, parse_config, put,
+    copy_schema_basics, copy_struct, java_list, key, map_put, parse_config,
     replace_null_with_default_key, require_map, require_struct, RecordContext, Side,
-    Transformation,
+    SideTransformation,
 };
 use crate::config::def::{
     parse_list, ConfigDef, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
 };
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{
-    double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value,
+    double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Value,
 };
 use crate::record::ConnectRecord;
 
@@ -250,51 +250,52 @@ impl Cast {
     }
 }
 
-impl Transformation for Cast {
-    fn apply(
+impl SideTransformation for Cast {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        _record: &ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
-        }
-        let Some(schema) = self.side.schema(&record).cloned() else {
-            let updated = match self.spec.whole {
-                Some(t) => cast_value(None, value, t)?,
-                None => {
-                    let map = require_map(value, PURPOSE)?;
-                    let mut updated = map.clone();
-                    for (field, t) in &self.spec.fields {
-                        let v = super::map_get(map, field);
-                        map_put(&mut updated, field, cast_value(None, v, *t)?);
-                    }
-                    Value::Map(updated)
-                }
-            };
-            return Ok(Some(self.side.with(record, None, updated)));
-        };
-        let updated_schema = self.build_schema(&schema)?;
+    ) -> Result<Value, String> {
         if let Some(t) = self.spec.whole {
-            let v = cast_value(Some(&schema), value, t)?;
-            return Ok(Some(self.side.with(record, Some(updated_schema), v)));
+            return cast_value(None, value, t);
+        }
+        let map = require_map(value, PURPOSE)?;
+        let mut updated = map.clone();
+        for (field, t) in &self.spec.fields {
+            let v = super::map_get(map, field);
+            map_put(&mut updated, field, cast_value(None, v, *t)?);
+        }
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        value: &Value,
+        _record: &ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        let updated_schema = self.build_schema(schema)?;
+        if let Some(t) = self.spec.whole {
+            let v = cast_value(Some(schema), value, t)?;
+            return Ok((updated_schema, v));
         }
         let s = require_struct(value, PURPOSE)?;
-        let mut updated = Struct::new(updated_schema.clone());
-        for field in &s.schema.fields {
-            let orig = field_value(s, &field.name, self.replace_null_with_default);
-            let new = match self.cast_for(&field.name) {
-                Some(t) => cast_value(Some(&field.schema), &orig, t)?,
-                None => orig,
-            };
-            put(&mut updated, &field.name, new)?;
-        }
-        Ok(Some(self.side.with(
-            record,
-            Some(updated_schema),
-            Value::Struct(updated),
-        )))
+        let updated = copy_struct(
+            s,
+            updated_schema.clone(),
+            self.replace_null_with_default,
+            |field, orig| match self.cast_for(&field.name) {
+                Some(t) => cast_value(Some(&field.schema), &orig, t),
+                None => Ok(orig),
+            },
+        )?;
+        Ok((updated_schema, Value::Struct(updated)))
     }
 }
 
@@ -514,6 +515,7 @@ fn cast_string(s: &str, target: SchemaType) -> Result<Value, String> {
 mod tests {
     use super::super::test_util::*;
     use super::*;
+    use crate::data::Struct;
 
     fn cast(side: Side, spec: &str) -> Cast {
         Cast::configure(side, &props(&[("spec", spec)])).unwrap()

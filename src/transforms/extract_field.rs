@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use super::{
     key, map_get, parse_config, replace_null_with_default_key, require_map_or_null,
-    require_struct_or_null, Entries, RecordContext, Side, Transformation,
+    require_struct_or_null, Entries, RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
-use crate::data::{Field, Schema, Struct, Value};
+use crate::data::{Field, Schema, SchemaRef, Struct, Value};
 use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "field extraction";
@@ -217,37 +217,46 @@ impl ExtractField {
     }
 }
 
-impl Transformation for ExtractField {
-    fn apply(
+impl SideTransformation for ExtractField {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn passes_null(&self) -> bool {
+        false
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        _record: &ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        match self.side.schema(&record).cloned() {
-            None => {
-                let extracted = match require_map_or_null(value, PURPOSE)? {
-                    None => Value::Null,
-                    Some(map) => self.path.value_from_map(map)?,
-                };
-                Ok(Some(self.side.with(record, None, extracted)))
-            }
-            Some(schema) => {
-                let s = require_struct_or_null(value, PURPOSE)?;
-                let field = self
-                    .path
-                    .field_from(&schema)
-                    .ok_or_else(|| format!("Unknown field: {}", self.original_path))?;
-                let extracted = match s {
-                    None => Value::Null,
-                    Some(s) => self
-                        .path
-                        .value_from_struct(s, self.replace_null_with_default)?,
-                };
-                let field_schema = field.schema.clone();
-                Ok(Some(self.side.with(record, Some(field_schema), extracted)))
-            }
+    ) -> Result<Value, String> {
+        match require_map_or_null(value, PURPOSE)? {
+            None => Ok(Value::Null),
+            Some(map) => self.path.value_from_map(map),
         }
+    }
+
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        value: &Value,
+        _record: &ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct_or_null(value, PURPOSE)?;
+        let field = self
+            .path
+            .field_from(schema)
+            .ok_or_else(|| format!("Unknown field: {}", self.original_path))?;
+        let extracted = match s {
+            None => Value::Null,
+            Some(s) => self
+                .path
+                .value_from_struct(s, self.replace_null_with_default)?,
+        };
+        Ok((field.schema.clone(), extracted))
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{
     copy_schema_basics, copy_schema_basics_same_type, key, map_put, parse_config, put, require_map,
-    require_struct_or_null, Entries, RecordContext, Side, Transformation,
+    require_struct_or_null, Entries, RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
@@ -179,35 +179,35 @@ impl Flatten {
     }
 }
 
-impl Transformation for Flatten {
-    fn apply(
+impl SideTransformation for Flatten {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        _record: &ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
-        }
-        match self.side.schema(&record).cloned() {
-            None => {
-                let map = require_map(value, PURPOSE)?;
-                let mut out = Vec::new();
-                self.flatten_map(map, "", &mut out)?;
-                Ok(Some(self.side.with(record, None, Value::Map(out))))
-            }
-            Some(schema) => {
-                let s = require_struct_or_null(value, PURPOSE)?.cloned();
-                let updated = self.flat_schema(&schema)?;
-                let mut out = Struct::new(updated.clone());
-                self.flatten_struct(s.as_ref(), "", &mut out)?;
-                Ok(Some(self.side.with(
-                    record,
-                    Some(updated),
-                    Value::Struct(out),
-                )))
-            }
-        }
+    ) -> Result<Value, String> {
+        let map = require_map(value, PURPOSE)?;
+        let mut out = Vec::new();
+        self.flatten_map(map, "", &mut out)?;
+        Ok(Value::Map(out))
+    }
+
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        value: &Value,
+        _record: &ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct_or_null(value, PURPOSE)?;
+        let updated = self.flat_schema(schema)?;
+        let mut out = Struct::new(updated.clone());
+        self.flatten_struct(s, "", &mut out)?;
+        Ok((updated, Value::Struct(out)))
     }
 }
 

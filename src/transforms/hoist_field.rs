@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{key, parse_config, put, RecordContext, Side, Transformation};
+use super::{key, parse_config, put, RecordContext, Side, SideTransformation};
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
-use crate::data::{SchemaBuilder, Struct, Value};
+use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 use crate::record::ConnectRecord;
 
 /// The `HoistField` transformation.
@@ -40,31 +40,40 @@ impl HoistField {
     }
 }
 
-impl Transformation for HoistField {
-    fn apply(
+impl SideTransformation for HoistField {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn passes_null(&self) -> bool {
+        false
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        _record: &ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record).clone();
-        match self.side.schema(&record).cloned() {
-            None => {
-                let wrapped = Value::Map(vec![(Value::String(self.field.clone()), value)]);
-                Ok(Some(self.side.with(record, None, wrapped)))
-            }
-            Some(schema) => {
-                let updated = SchemaBuilder::struct_()
-                    .field(self.field.clone(), schema)
-                    .build();
-                let mut s = Struct::new(updated.clone());
-                put(&mut s, &self.field, value)?;
-                Ok(Some(self.side.with(
-                    record,
-                    Some(updated),
-                    Value::Struct(s),
-                )))
-            }
-        }
+    ) -> Result<Value, String> {
+        Ok(Value::Map(vec![(
+            Value::String(self.field.clone()),
+            value.clone(),
+        )]))
+    }
+
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        value: &Value,
+        _record: &ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        let updated = SchemaBuilder::struct_()
+            .field(self.field.clone(), schema.clone())
+            .build();
+        let mut s = Struct::new(updated.clone());
+        put(&mut s, &self.field, value.clone())?;
+        Ok((updated, Value::Struct(s)))
     }
 }
 

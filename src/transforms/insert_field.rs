@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::{
-    copy_schema_basics, field_value, key, map_put, parse_config, put,
+    copy_schema_basics, copy_struct, key, map_put, parse_config, put,
     replace_null_with_default_key, require_map, require_sink_offset, require_struct, RecordContext,
-    Side, Transformation,
+    Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
-use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Struct, Value};
+use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Value};
 use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "field insertion";
@@ -198,45 +198,41 @@ impl InsertField {
     }
 }
 
-impl Transformation for InsertField {
-    fn apply(
+impl SideTransformation for InsertField {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        record: &ConnectRecord,
         ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
+    ) -> Result<Value, String> {
+        let mut updated = require_map(value, PURPOSE)?.clone();
+        for (name, v) in self.insertions(record, ctx)? {
+            map_put(&mut updated, &name, v);
         }
-        match self.side.schema(&record) {
-            None => {
-                let mut updated = require_map(value, PURPOSE)?.clone();
-                for (name, v) in self.insertions(&record, ctx)? {
-                    map_put(&mut updated, &name, v);
-                }
-                Ok(Some(self.side.with(record, None, Value::Map(updated))))
-            }
-            Some(_) => {
-                let s = require_struct(value, PURPOSE)?;
-                let schema = self.updated_schema(&s.schema)?;
-                let mut updated = Struct::new(schema.clone());
-                for f in &s.schema.fields {
-                    put(
-                        &mut updated,
-                        &f.name,
-                        field_value(s, &f.name, self.replace_null_with_default),
-                    )?;
-                }
-                for (name, v) in self.insertions(&record, ctx)? {
-                    put(&mut updated, &name, v)?;
-                }
-                Ok(Some(self.side.with(
-                    record,
-                    Some(schema),
-                    Value::Struct(updated),
-                )))
-            }
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(
+        &self,
+        _schema: &SchemaRef,
+        value: &Value,
+        record: &ConnectRecord,
+        ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(value, PURPOSE)?;
+        let schema = self.updated_schema(&s.schema)?;
+        let mut updated =
+            copy_struct(s, schema.clone(), self.replace_null_with_default, |_, v| {
+                Ok(v)
+            })?;
+        for (name, v) in self.insertions(record, ctx)? {
+            put(&mut updated, &name, v)?;
         }
+        Ok((schema, Value::Struct(updated)))
     }
 }
 
@@ -245,6 +241,7 @@ mod tests {
     use super::super::test_util::*;
     use super::*;
     use crate::data::SchemaType;
+    use crate::data::Struct;
 
     fn insert(side: Side, pairs: &[(&str, &str)]) -> InsertField {
         InsertField::configure(side, &props(pairs)).unwrap()

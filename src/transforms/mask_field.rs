@@ -5,12 +5,12 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::cast::big_decimal_long_value;
 use super::{
-    field_value, key, map_get, map_put, parse_config, put, replace_null_with_default_key,
-    require_map, require_struct, RecordContext, Side, Transformation,
+    copy_struct, key, map_get, map_put, parse_config, replace_null_with_default_key, require_map,
+    require_struct, RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
-use crate::data::{Schema, Struct, Value};
+use crate::data::{Schema, SchemaRef, Value};
 use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "mask fields";
@@ -137,43 +137,52 @@ fn mask_with_replacement(
     })
 }
 
-impl Transformation for MaskField {
-    fn apply(
+impl SideTransformation for MaskField {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn passes_null(&self) -> bool {
+        false
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        _record: &ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        match self.side.schema(&record).cloned() {
-            None => {
-                let map = require_map(value, PURPOSE)?;
-                let mut updated = map.clone();
-                let mut fields: Vec<&String> = self.fields.iter().collect();
-                fields.sort();
-                for field in fields {
-                    map_put(&mut updated, field, self.masked(map_get(map, field), None)?);
-                }
-                Ok(Some(self.side.with(record, None, Value::Map(updated))))
-            }
-            Some(schema) => {
-                let s = require_struct(value, PURPOSE)?;
-                let mut updated = Struct::new(s.schema.clone());
-                for f in &s.schema.fields {
-                    let orig = field_value(s, &f.name, self.replace_null_with_default);
-                    let v = if self.fields.contains(&f.name) {
-                        self.masked(&orig, Some(&f.schema))?
-                    } else {
-                        orig
-                    };
-                    put(&mut updated, &f.name, v)?;
-                }
-                Ok(Some(self.side.with(
-                    record,
-                    Some(schema),
-                    Value::Struct(updated),
-                )))
-            }
+    ) -> Result<Value, String> {
+        let map = require_map(value, PURPOSE)?;
+        let mut updated = map.clone();
+        let mut fields: Vec<&String> = self.fields.iter().collect();
+        fields.sort();
+        for field in fields {
+            map_put(&mut updated, field, self.masked(map_get(map, field), None)?);
         }
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        value: &Value,
+        _record: &ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(value, PURPOSE)?;
+        let updated = copy_struct(
+            s,
+            s.schema.clone(),
+            self.replace_null_with_default,
+            |f, v| {
+                if self.fields.contains(&f.name) {
+                    self.masked(&v, Some(&f.schema))
+                } else {
+                    Ok(v)
+                }
+            },
+        )?;
+        Ok((schema.clone(), Value::Struct(updated)))
     }
 }
 
@@ -182,6 +191,7 @@ mod tests {
     use super::super::test_util::*;
     use super::*;
     use crate::data::SchemaBuilder;
+    use crate::data::Struct;
 
     fn mask(side: Side, pairs: &[(&str, &str)]) -> MaskField {
         MaskField::configure(side, &props(pairs)).unwrap()

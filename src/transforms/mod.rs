@@ -37,6 +37,7 @@ mod chain;
 mod java_regex;
 mod registry;
 mod require;
+mod support;
 
 use std::fmt;
 
@@ -50,6 +51,7 @@ pub use registry::{
     resolve_predicate, resolve_transformation, transformation_classes, transformation_def,
 };
 pub(crate) use require::*;
+pub(crate) use support::{copy_struct, SideTransformation};
 
 /// The package of the built-in transformations.
 pub const TRANSFORMS_PACKAGE: &str = "org.apache.kafka.connect.transforms";
@@ -155,6 +157,8 @@ pub(crate) mod test_util {
     //! Record builders shared by the transformation tests.
     use super::*;
     use std::collections::BTreeMap;
+
+    pub use super::Transformation;
 
     /// A value-only record on `topic`.
     pub fn record(topic: &str, schema: Option<SchemaRef>, value: Value) -> ConnectRecord {

@@ -12,7 +12,7 @@ use super::datefmt::DateFormat;
 use super::{
     copy_schema_basics, field_value, key, map_get, map_put, parse_config, put,
     replace_null_with_default_key, require_map, require_struct_or_null, RecordContext, Side,
-    Transformation,
+    SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind};
@@ -283,61 +283,68 @@ fn type_from_schema(schema: &Schema) -> Result<TsType, String> {
     })
 }
 
-impl Transformation for TimestampConverter {
-    fn apply(
+impl SideTransformation for TimestampConverter {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn passes_null(&self) -> bool {
+        false
+    }
+
+    fn schemaless(
         &self,
-        record: ConnectRecord,
+        value: &Value,
+        _record: &ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        match self.side.schema(&record).cloned() {
-            None => {
-                let updated = if value.is_null() || self.field.is_empty() {
-                    self.convert(value, None)?
-                } else {
-                    let map = require_map(value, PURPOSE)?;
-                    let mut updated = map.clone();
-                    map_put(
-                        &mut updated,
-                        &self.field,
-                        self.convert(map_get(map, &self.field), None)?,
-                    );
-                    Value::Map(updated)
-                };
-                Ok(Some(self.side.with(record, None, updated)))
-            }
-            Some(schema) if self.field.is_empty() => {
-                let from = type_from_schema(&schema)?;
-                let updated_schema = self.target.schema(schema.optional);
-                let updated = self.convert(value, Some(from))?;
-                Ok(Some(self.side.with(record, Some(updated_schema), updated)))
-            }
-            Some(schema) => {
-                let s = require_struct_or_null(value, PURPOSE)?;
-                let mut b = copy_schema_basics(&schema, SchemaBuilder::struct_());
-                for f in &schema.fields {
-                    let field_schema = if f.name == self.field {
-                        self.target.schema(f.schema.optional)
-                    } else {
-                        f.schema.clone()
-                    };
-                    b = b.field(f.name.clone(), field_schema);
-                }
-                if schema.optional {
-                    b = b.optional();
-                }
-                if let Some(Value::Struct(d)) = &schema.default_value {
-                    let without_default = b.clone().build();
-                    if let Some(converted) = self.updated_struct(Some(d), &without_default)? {
-                        b = b.default_value(Value::Struct(converted));
-                    }
-                }
-                let updated_schema = b.build();
-                let updated = self.updated_struct(s, &updated_schema)?;
-                let v = updated.map_or(Value::Null, Value::Struct);
-                Ok(Some(self.side.with(record, Some(updated_schema), v)))
+    ) -> Result<Value, String> {
+        if value.is_null() || self.field.is_empty() {
+            return self.convert(value, None);
+        }
+        let map = require_map(value, PURPOSE)?;
+        let mut updated = map.clone();
+        map_put(
+            &mut updated,
+            &self.field,
+            self.convert(map_get(map, &self.field), None)?,
+        );
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        value: &Value,
+        _record: &ConnectRecord,
+        _ctx: &RecordContext,
+    ) -> Result<(SchemaRef, Value), String> {
+        if self.field.is_empty() {
+            let from = type_from_schema(schema)?;
+            let updated = self.convert(value, Some(from))?;
+            return Ok((self.target.schema(schema.optional), updated));
+        }
+        let s = require_struct_or_null(value, PURPOSE)?;
+        let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
+        for f in &schema.fields {
+            let field_schema = if f.name == self.field {
+                self.target.schema(f.schema.optional)
+            } else {
+                f.schema.clone()
+            };
+            b = b.field(f.name.clone(), field_schema);
+        }
+        if schema.optional {
+            b = b.optional();
+        }
+        if let Some(Value::Struct(d)) = &schema.default_value {
+            let without_default = b.clone().build();
+            if let Some(converted) = self.updated_struct(Some(d), &without_default)? {
+                b = b.default_value(Value::Struct(converted));
             }
         }
+        let updated_schema = b.build();
+        let updated = self.updated_struct(s, &updated_schema)?;
+        Ok((updated_schema, updated.map_or(Value::Null, Value::Struct)))
     }
 }
 
