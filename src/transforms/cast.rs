@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{
     copy_schema_basics, copy_struct, java_list, key, map_put, parse_config,
-    replace_null_with_default_key, require_map, require_struct, RecordContext, Side,
-    SideTransformation,
+    replace_null_with_default_key, require_map, require_struct, Input, Side, SideTransformation,
 };
 use crate::config::def::{
     parse_list, ConfigDef, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
@@ -15,7 +14,6 @@ use crate::data::logical::{self, LogicalKind};
 use crate::data::{
     double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Value,
 };
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "cast types";
 
@@ -255,16 +253,11 @@ impl SideTransformation for Cast {
         self.side
     }
 
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
         if let Some(t) = self.spec.whole {
-            return cast_value(None, value, t);
+            return cast_value(None, op.value, t);
         }
-        let map = require_map(value, PURPOSE)?;
+        let map = require_map(op.value, PURPOSE)?;
         let mut updated = map.clone();
         for (field, t) in &self.spec.fields {
             let v = super::map_get(map, field);
@@ -273,19 +266,13 @@ impl SideTransformation for Cast {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
         let updated_schema = self.build_schema(schema)?;
         if let Some(t) = self.spec.whole {
-            let v = cast_value(Some(schema), value, t)?;
+            let v = cast_value(Some(schema), op.value, t)?;
             return Ok((updated_schema, v));
         }
-        let s = require_struct(value, PURPOSE)?;
+        let s = require_struct(op.value, PURPOSE)?;
         let updated = copy_struct(
             s,
             updated_schema.clone(),

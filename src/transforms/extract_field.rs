@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use super::{
     key, map_get, parse_config, replace_null_with_default_key, require_map_or_null,
-    require_struct_or_null, Entries, RecordContext, Side, SideTransformation,
+    require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::{Field, Schema, SchemaRef, Struct, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "field extraction";
 
@@ -218,34 +217,21 @@ impl ExtractField {
 }
 
 impl SideTransformation for ExtractField {
+    const PASSES_NULL: bool = false;
+
     fn side(&self) -> Side {
         self.side
     }
 
-    fn passes_null(&self) -> bool {
-        false
-    }
-
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
-        match require_map_or_null(value, PURPOSE)? {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        match require_map_or_null(op.value, PURPOSE)? {
             None => Ok(Value::Null),
             Some(map) => self.path.value_from_map(map),
         }
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
-        let s = require_struct_or_null(value, PURPOSE)?;
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct_or_null(op.value, PURPOSE)?;
         let field = self
             .path
             .field_from(schema)

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use super::{
     copy_schema_basics, copy_schema_basics_same_type, key, map_put, parse_config, put, require_map,
-    require_struct_or_null, Entries, RecordContext, Side, SideTransformation,
+    require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "flattening";
 
@@ -184,26 +183,15 @@ impl SideTransformation for Flatten {
         self.side
     }
 
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
-        let map = require_map(value, PURPOSE)?;
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let map = require_map(op.value, PURPOSE)?;
         let mut out = Vec::new();
         self.flatten_map(map, "", &mut out)?;
         Ok(Value::Map(out))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
-        let s = require_struct_or_null(value, PURPOSE)?;
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct_or_null(op.value, PURPOSE)?;
         let updated = self.flat_schema(schema)?;
         let mut out = Struct::new(updated.clone());
         self.flatten_struct(s, "", &mut out)?;

@@ -3,10 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{key, parse_config, put, RecordContext, Side, SideTransformation};
+use super::{key, parse_config, put, Input, Side, SideTransformation};
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
-use crate::record::ConnectRecord;
 
 /// The `HoistField` transformation.
 #[derive(Clone, Debug)]
@@ -41,38 +40,25 @@ impl HoistField {
 }
 
 impl SideTransformation for HoistField {
+    const PASSES_NULL: bool = false;
+
     fn side(&self) -> Side {
         self.side
     }
 
-    fn passes_null(&self) -> bool {
-        false
-    }
-
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
         Ok(Value::Map(vec![(
             Value::String(self.field.clone()),
-            value.clone(),
+            op.value.clone(),
         )]))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
         let updated = SchemaBuilder::struct_()
             .field(self.field.clone(), schema.clone())
             .build();
         let mut s = Struct::new(updated.clone());
-        put(&mut s, &self.field, value.clone())?;
+        put(&mut s, &self.field, op.value.clone())?;
         Ok((updated, Value::Struct(s)))
     }
 }

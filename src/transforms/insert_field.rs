@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use super::{
     copy_schema_basics, copy_struct, key, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_sink_offset, require_struct, RecordContext,
-    Side, SideTransformation,
+    replace_null_with_default_key, require_map, require_sink_offset, require_struct, Input,
+    RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
 use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Value};
@@ -203,33 +203,22 @@ impl SideTransformation for InsertField {
         self.side
     }
 
-    fn schemaless(
-        &self,
-        value: &Value,
-        record: &ConnectRecord,
-        ctx: &RecordContext,
-    ) -> Result<Value, String> {
-        let mut updated = require_map(value, PURPOSE)?.clone();
-        for (name, v) in self.insertions(record, ctx)? {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let mut updated = require_map(op.value, PURPOSE)?.clone();
+        for (name, v) in self.insertions(op.record, op.ctx)? {
             map_put(&mut updated, &name, v);
         }
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        _schema: &SchemaRef,
-        value: &Value,
-        record: &ConnectRecord,
-        ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
-        let s = require_struct(value, PURPOSE)?;
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(op.value, PURPOSE)?;
         let schema = self.updated_schema(&s.schema)?;
         let mut updated =
             copy_struct(s, schema.clone(), self.replace_null_with_default, |_, v| {
                 Ok(v)
             })?;
-        for (name, v) in self.insertions(record, ctx)? {
+        for (name, v) in self.insertions(op.record, op.ctx)? {
             put(&mut updated, &name, v)?;
         }
         Ok((schema, Value::Struct(updated)))

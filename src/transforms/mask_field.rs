@@ -6,12 +6,11 @@ use std::collections::{BTreeMap, HashSet};
 use super::cast::big_decimal_long_value;
 use super::{
     copy_struct, key, map_get, map_put, parse_config, replace_null_with_default_key, require_map,
-    require_struct, RecordContext, Side, SideTransformation,
+    require_struct, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
 use crate::data::{Schema, SchemaRef, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "mask fields";
 
@@ -138,21 +137,14 @@ fn mask_with_replacement(
 }
 
 impl SideTransformation for MaskField {
+    const PASSES_NULL: bool = false;
+
     fn side(&self) -> Side {
         self.side
     }
 
-    fn passes_null(&self) -> bool {
-        false
-    }
-
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
-        let map = require_map(value, PURPOSE)?;
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let map = require_map(op.value, PURPOSE)?;
         let mut updated = map.clone();
         let mut fields: Vec<&String> = self.fields.iter().collect();
         fields.sort();
@@ -162,14 +154,8 @@ impl SideTransformation for MaskField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
-        let s = require_struct(value, PURPOSE)?;
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(op.value, PURPOSE)?;
         let updated = copy_struct(
             s,
             s.schema.clone(),

@@ -51,7 +51,7 @@ pub use registry::{
     resolve_predicate, resolve_transformation, transformation_classes, transformation_def,
 };
 pub(crate) use require::*;
-pub(crate) use support::{copy_struct, SideTransformation};
+pub(crate) use support::{copy_struct, Input, SideTransformation};
 
 /// The package of the built-in transformations.
 pub const TRANSFORMS_PACKAGE: &str = "org.apache.kafka.connect.transforms";

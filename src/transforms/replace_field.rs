@@ -6,12 +6,10 @@ use std::sync::Arc;
 
 use super::{
     copy_schema_basics, field_value, java_list, key, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct, RecordContext, Side,
-    SideTransformation,
+    replace_null_with_default_key, require_map, require_struct, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, ConfigValue, Importance, Validator};
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "field replacement";
 
@@ -128,13 +126,8 @@ impl SideTransformation for ReplaceField {
         self.side
     }
 
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
-        let map = require_map(value, PURPOSE)?;
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let map = require_map(op.value, PURPOSE)?;
         let mut updated = Vec::with_capacity(map.len());
         for (k, v) in map {
             let Some(name) = k.as_str() else {
@@ -147,14 +140,8 @@ impl SideTransformation for ReplaceField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        _schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
-        let s = require_struct(value, PURPOSE)?;
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(op.value, PURPOSE)?;
         let mut b = copy_schema_basics(&s.schema, SchemaBuilder::struct_());
         for f in &s.schema.fields {
             if self.keep(&f.name) {

@@ -8,38 +8,37 @@ use super::{field_value, put, RecordContext, Side, Transformation};
 use crate::data::{Field, SchemaRef, Struct, Value};
 use crate::record::ConnectRecord;
 
+/// The side of a record a [`SideTransformation`] is handed: its data, with the record and the
+/// context it comes from.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    /// The key or the value.
+    pub value: &'a Value,
+    /// The whole record.
+    pub record: &'a ConnectRecord,
+    /// What is known about the record beyond itself.
+    pub ctx: &'a RecordContext,
+}
+
 /// A transformation of one side of a record, split as Kafka's `$Key`/`$Value` classes are.
 pub trait SideTransformation: Send + Sync + fmt::Debug {
+    /// Whether a null key or value passes through untouched before either path runs.
+    const PASSES_NULL: bool = true;
+
     /// The side of the record it works on.
     fn side(&self) -> Side;
-
-    /// Whether a null key or value passes through untouched before either path runs.
-    fn passes_null(&self) -> bool {
-        true
-    }
 
     /// Kafka's `applySchemaless`: the new data of the side, which stays without a schema.
     ///
     /// # Errors
     /// The message of the exception Kafka's transformation would throw.
-    fn schemaless(
-        &self,
-        value: &Value,
-        record: &ConnectRecord,
-        ctx: &RecordContext,
-    ) -> Result<Value, String>;
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String>;
 
     /// Kafka's `applyWithSchema`: the new schema and data of the side.
     ///
     /// # Errors
     /// The message of the exception Kafka's transformation would throw.
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        record: &ConnectRecord,
-        ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String>;
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String>;
 }
 
 impl<T: SideTransformation> Transformation for T {
@@ -49,14 +48,18 @@ impl<T: SideTransformation> Transformation for T {
         ctx: &RecordContext,
     ) -> Result<Option<ConnectRecord>, String> {
         let side = self.side();
-        let value = side.value(&record);
-        if self.passes_null() && value.is_null() {
+        let input = Input {
+            value: side.value(&record),
+            record: &record,
+            ctx,
+        };
+        if T::PASSES_NULL && input.value.is_null() {
             return Ok(Some(record));
         }
         let (schema, updated) = match side.schema(&record) {
-            None => (None, self.schemaless(value, &record, ctx)?),
+            None => (None, self.schemaless(input)?),
             Some(schema) => {
-                let (schema, updated) = self.with_schema(schema, value, &record, ctx)?;
+                let (schema, updated) = self.with_schema(schema, input)?;
                 (Some(schema), updated)
             }
         };

@@ -11,13 +11,12 @@ use std::collections::BTreeMap;
 use super::datefmt::DateFormat;
 use super::{
     copy_schema_basics, field_value, key, map_get, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct_or_null, RecordContext, Side,
+    replace_null_with_default_key, require_map, require_struct_or_null, Input, Side,
     SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "converting timestamp formats";
 const MILLIS_PER_DAY: i64 = 86_400_000;
@@ -284,24 +283,17 @@ fn type_from_schema(schema: &Schema) -> Result<TsType, String> {
 }
 
 impl SideTransformation for TimestampConverter {
+    const PASSES_NULL: bool = false;
+
     fn side(&self) -> Side {
         self.side
     }
 
-    fn passes_null(&self) -> bool {
-        false
-    }
-
-    fn schemaless(
-        &self,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Value, String> {
-        if value.is_null() || self.field.is_empty() {
-            return self.convert(value, None);
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        if op.value.is_null() || self.field.is_empty() {
+            return self.convert(op.value, None);
         }
-        let map = require_map(value, PURPOSE)?;
+        let map = require_map(op.value, PURPOSE)?;
         let mut updated = map.clone();
         map_put(
             &mut updated,
@@ -311,19 +303,13 @@ impl SideTransformation for TimestampConverter {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        value: &Value,
-        _record: &ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
         if self.field.is_empty() {
             let from = type_from_schema(schema)?;
-            let updated = self.convert(value, Some(from))?;
+            let updated = self.convert(op.value, Some(from))?;
             return Ok((self.target.schema(schema.optional), updated));
         }
-        let s = require_struct_or_null(value, PURPOSE)?;
+        let s = require_struct_or_null(op.value, PURPOSE)?;
         let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
         for f in &schema.fields {
             let field_schema = if f.name == self.field {
