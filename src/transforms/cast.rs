@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use super::{
     copy_schema_basics, copy_struct, java_list, key, map_put, parse_config,
-    replace_null_with_default_key, require_map, require_struct, Input, Side, SideTransformation,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct, Input,
+    Side, SideTransformation,
 };
 use crate::config::def::{
     parse_list, ConfigDef, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
@@ -202,7 +203,7 @@ impl Cast {
         Ok(Cast {
             side,
             spec,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{
-    key, map_get, parse_config, replace_null_with_default_key, require_map_or_null,
-    require_struct_or_null, Entries, Input, Side, SideTransformation,
+    key, map_get, parse_config, replace_null_with_default, replace_null_with_default_key,
+    require_map_or_null, require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::{Field, Schema, SchemaRef, Struct, Value};
@@ -211,7 +211,7 @@ impl ExtractField {
             side,
             path: SingleFieldPath::new(&original_path, v2)?,
             original_path,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 }

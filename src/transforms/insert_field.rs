@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{
-    copy_schema_basics, copy_struct, key, map_put, parse_config, put,
+    copy_schema_basics, copy_struct, key, map_put, parse_config, put, replace_null_with_default,
     replace_null_with_default_key, require_map, require_sink_offset, require_struct, Input,
     RecordContext, Side, SideTransformation,
 };
@@ -99,7 +99,7 @@ impl InsertField {
             timestamp: InsertionSpec::parse(config.get_string("timestamp.field")),
             static_field: InsertionSpec::parse(config.get_string("static.field")),
             static_value: config.get_string("static.value"),
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         };
         if t.topic.is_none()
             && t.partition.is_none()

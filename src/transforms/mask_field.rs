@@ -5,8 +5,9 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::cast::big_decimal_long_value;
 use super::{
-    copy_struct, key, map_get, map_put, parse_config, replace_null_with_default_key, require_map,
-    require_struct, Input, Side, SideTransformation,
+    copy_struct, key, map_get, map_put, parse_config, replace_null_with_default,
+    replace_null_with_default_key, require_map, require_struct, required_list_key, Input, Side,
+    SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
@@ -28,8 +29,7 @@ impl MaskField {
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
             .define(
-                key("fields", ConfigType::List, DefaultValue::Required, Importance::High, "Names of fields to mask.")
-                    .validator(Validator::NonEmptyList),
+                required_list_key("fields", "Names of fields to mask."),
             )
             .define(
                 key(
@@ -54,7 +54,7 @@ impl MaskField {
             side,
             fields: config.get_list("fields").into_iter().collect(),
             replacement: config.get_string("replacement"),
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::{
     copy_schema_basics, field_value, java_list, key, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct, Input, Side, SideTransformation,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct, Input,
+    Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, ConfigValue, Importance, Validator};
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
@@ -97,7 +98,7 @@ impl ReplaceField {
                     )
                 })?
             },
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::RecordContext;
 use crate::config::def::{
-    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig,
+    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 
@@ -166,6 +166,23 @@ pub(crate) fn key(
 /// `DefaultValue::Value` from text.
 pub(crate) fn default(text: &str) -> DefaultValue {
     DefaultValue::Value(text.to_string())
+}
+
+/// A required `LIST` key of high importance that must not be empty (`fields`, `headers`).
+pub(crate) fn required_list_key(name: &str, doc: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::List,
+        DefaultValue::Required,
+        Importance::High,
+        doc,
+    )
+    .validator(Validator::NonEmptyList)
+}
+
+/// The value of the `replace.null.with.default` key (`true` unless set otherwise).
+pub(crate) fn replace_null_with_default(config: &ParsedConfig) -> bool {
+    config.get_bool("replace.null.with.default").unwrap_or(true)
 }
 
 /// The `replace.null.with.default` key shared by several transformations.

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use super::datefmt::DateFormat;
 use super::{
     copy_schema_basics, field_value, key, map_get, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct_or_null, Input, Side,
-    SideTransformation,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct_or_null,
+    Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind};
@@ -161,7 +161,7 @@ impl TimestampConverter {
             target,
             format,
             precision,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 
