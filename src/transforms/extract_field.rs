@@ -305,15 +305,7 @@ mod tests {
             .build();
         let t = extract(Side::Value, &[("field", "x")]);
         assert_eq!(
-            t.apply(
-                record(
-                    "t",
-                    Some(schema.clone()),
-                    Value::Struct(Struct::new(schema))
-                ),
-                &source()
-            )
-            .unwrap_err(),
+            apply_err(&t, struct_record(schema, &[])),
             "Unknown field: x"
         );
         assert_eq!(

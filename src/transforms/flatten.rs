@@ -332,15 +332,7 @@ mod tests {
             )
             .build();
         assert_eq!(
-            t.apply(
-                record(
-                    "t",
-                    Some(schema.clone()),
-                    Value::Struct(Struct::new(schema))
-                ),
-                &source()
-            )
-            .unwrap_err(),
+            apply_err(&t, struct_record(schema, &[])),
             "Flatten transformation does not support MAP for record with schemas (for field m)."
         );
         let s = SchemaBuilder::struct_().field("a", Schema::int32()).build();

@@ -196,6 +196,20 @@ pub(crate) mod test_util {
         RecordContext::source()
     }
 
+    /// A value-only record on topic `t` holding a struct of `schema` with these fields set.
+    pub fn struct_record(schema: SchemaRef, fields: &[(&str, Value)]) -> ConnectRecord {
+        let mut s = crate::data::Struct::new(schema.clone());
+        for (name, value) in fields {
+            s.put(name, value.clone()).expect("field fits the schema");
+        }
+        record("t", Some(schema), Value::Struct(s))
+    }
+
+    /// Applies and returns the error.
+    pub fn apply_err(t: &dyn Transformation, r: ConnectRecord) -> String {
+        t.apply(r, &source()).expect_err("apply fails")
+    }
+
     /// Applies and unwraps a kept record.
     pub fn apply_ok(t: &dyn Transformation, r: ConnectRecord) -> ConnectRecord {
         t.apply(r, &source()).expect("apply").expect("kept")

@@ -31,11 +31,7 @@ pub(crate) fn require_struct_or_null<'a>(
     value: &'a Value,
     purpose: &str,
 ) -> Result<Option<&'a Struct>, String> {
-    if value.is_null() {
-        Ok(None)
-    } else {
-        require_struct(value, purpose).map(Some)
-    }
+    or_null(value, |v| require_struct(v, purpose))
 }
 
 /// A schemaless map, as Kafka's `Map<String, Object>`.
@@ -57,10 +53,18 @@ pub(crate) fn require_map_or_null<'a>(
     value: &'a Value,
     purpose: &str,
 ) -> Result<Option<&'a Entries>, String> {
+    or_null(value, |v| require_map(v, purpose))
+}
+
+/// `None` for null, else what `require` makes of the value (Kafka's `require…OrNull`).
+fn or_null<'a, T>(
+    value: &'a Value,
+    require: impl FnOnce(&'a Value) -> Result<T, String>,
+) -> Result<Option<T>, String> {
     if value.is_null() {
         Ok(None)
     } else {
-        require_map(value, purpose).map(Some)
+        require(value).map(Some)
     }
 }
 
