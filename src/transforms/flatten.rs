@@ -108,17 +108,11 @@ impl Flatten {
                 (None, None) => None,
             };
             match field.schema.schema_type {
-                SchemaType::Map => {
-                    return Err(format!(
-                        "Flatten transformation does not support MAP for record with schemas (for field {name})."
-                    ))
-                }
+                SchemaType::Map => return Err(map_unsupported(&name)),
                 SchemaType::Struct => {
-                    let parent = match &field_default {
-                        Some(Value::Struct(s)) => Some(s.clone()),
-                        _ => None,
-                    };
-                    builder = self.build_schema(&field.schema, &name, builder, field_optional, parent.as_ref())?;
+                    let parent = struct_of(field_default.as_ref());
+                    builder =
+                        self.build_schema(&field.schema, &name, builder, field_optional, parent)?;
                 }
                 _ => {
                     let mut fb = copy_schema_basics_same_type(&field.schema);
@@ -148,17 +142,9 @@ impl Flatten {
             let name = self.field_name(prefix, &field.name);
             let v = s.get(&field.name).cloned().unwrap_or(Value::Null);
             match field.schema.schema_type {
-                SchemaType::Map => {
-                    return Err(format!(
-                        "Flatten transformation does not support MAP for record with schemas (for field {name})."
-                    ))
-                }
+                SchemaType::Map => return Err(map_unsupported(&name)),
                 SchemaType::Struct => {
-                    let inner = match &v {
-                        Value::Struct(inner) => Some(inner),
-                        _ => None,
-                    };
-                    self.flatten_struct(inner, &name, out)?;
+                    self.flatten_struct(struct_of(Some(&v)), &name, out)?;
                 }
                 _ => put(out, &name, v)?,
             }
@@ -168,14 +154,26 @@ impl Flatten {
 
     fn flat_schema(&self, schema: &Schema) -> Result<SchemaRef, String> {
         let builder = copy_schema_basics(schema, SchemaBuilder::struct_());
-        let default = match &schema.default_value {
-            Some(Value::Struct(s)) => Some(s.clone()),
-            _ => None,
-        };
-        self.build_schema(schema, "", builder, schema.optional, default.as_ref())?
+        let default = struct_of(schema.default_value.as_ref());
+        self.build_schema(schema, "", builder, schema.optional, default)?
             .try_build()
             .map_err(|e| e.0)
     }
+}
+
+/// The struct a value holds, if it is one.
+fn struct_of(value: Option<&Value>) -> Option<&Struct> {
+    match value {
+        Some(Value::Struct(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Kafka's message for a map field in a record with a schema.
+fn map_unsupported(name: &str) -> String {
+    format!(
+        "Flatten transformation does not support MAP for record with schemas (for field {name})."
+    )
 }
 
 impl SideTransformation for Flatten {

@@ -124,46 +124,27 @@ impl InsertField {
         for f in &schema.fields {
             b = b.field(f.name.clone(), f.schema.clone());
         }
-        let pick = |spec: &InsertionSpec, optional: SchemaRef, required: SchemaRef| {
-            if spec.optional {
-                optional
-            } else {
-                required
+        // the optional and the required schema of each metadata field, in Kafka's order
+        let inserted = [
+            (&self.topic, Schema::optional_string(), Schema::string()),
+            (&self.partition, Schema::optional_int32(), Schema::int32()),
+            (&self.offset, Schema::optional_int64(), Schema::int64()),
+            (
+                &self.timestamp,
+                logical::timestamp().optional().build(),
+                logical::timestamp().build(),
+            ),
+            (
+                &self.static_field,
+                Schema::optional_string(),
+                Schema::string(),
+            ),
+        ];
+        for (spec, optional, required) in inserted {
+            if let Some(s) = spec {
+                let field_schema = if s.optional { optional } else { required };
+                b = b.field(s.name.clone(), field_schema);
             }
-        };
-        if let Some(s) = &self.topic {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_string(), Schema::string()),
-            );
-        }
-        if let Some(s) = &self.partition {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_int32(), Schema::int32()),
-            );
-        }
-        if let Some(s) = &self.offset {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_int64(), Schema::int64()),
-            );
-        }
-        if let Some(s) = &self.timestamp {
-            b = b.field(
-                s.name.clone(),
-                pick(
-                    s,
-                    logical::timestamp().optional().build(),
-                    logical::timestamp().build(),
-                ),
-            );
-        }
-        if let Some(s) = &self.static_field {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_string(), Schema::string()),
-            );
         }
         // a name that clashes fails as Kafka's builder does
         b.try_build().map_err(|e| e.0)
