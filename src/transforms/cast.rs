@@ -549,17 +549,13 @@ mod tests {
     #[test]
     fn schemaless_fields_and_whole_values() {
         let t = cast(Side::Value, "age:int32,score:float64,missing:string");
-        let out = apply_ok(
+        let out = apply_map(
             &t,
-            record(
-                "t",
-                None,
-                map(&[
-                    ("age", Value::from("42")),
-                    ("score", Value::Int64(3)),
-                    ("other", Value::Boolean(true)),
-                ]),
-            ),
+            &[
+                ("age", Value::from("42")),
+                ("score", Value::Int64(3)),
+                ("other", Value::Boolean(true)),
+            ],
         );
         assert_eq!(
             out.value,

@@ -259,17 +259,10 @@ mod tests {
     #[test]
     fn documented_example_schemaless() {
         let t = extract(Side::Value, &[("field", "id")]);
-        let out = apply_ok(
-            &t,
-            record(
-                "t",
-                None,
-                map(&[("id", Value::Int64(42)), ("x", Value::from("y"))]),
-            ),
-        );
+        let out = apply_map(&t, &[("id", Value::Int64(42)), ("x", Value::from("y"))]);
         assert_eq!(out.value, Value::Int64(42));
         assert_eq!(out.value_schema, None);
-        let missing = apply_ok(&t, record("t", None, map(&[("x", Value::Int8(1))])));
+        let missing = apply_map(&t, &[("x", Value::Int8(1))]);
         assert_eq!(missing.value, Value::Null);
         let tomb = apply_ok(&t, record("t", None, Value::Null));
         assert_eq!(tomb.value, Value::Null);
@@ -344,10 +337,7 @@ mod tests {
             Side::Value,
             &[("field", "a.b"), ("field.syntax.version", "V2")],
         );
-        let out = apply_ok(
-            &m,
-            record("t", None, map(&[("a", map(&[("b", Value::from("deep"))]))])),
-        );
+        let out = apply_map(&m, &[("a", map(&[("b", Value::from("deep"))]))]);
         assert_eq!(out.value, Value::from("deep"));
         let err = m
             .apply(record("t", None, map(&[("a", Value::Int8(1))])), &source())
@@ -358,7 +348,7 @@ mod tests {
         );
         // V1 takes the dotted name literally
         let v1 = extract(Side::Value, &[("field", "a.b")]);
-        let out = apply_ok(&v1, record("t", None, map(&[("a.b", Value::Int8(3))])));
+        let out = apply_map(&v1, &[("a.b", Value::Int8(3))]);
         assert_eq!(out.value, Value::Int8(3));
     }
 

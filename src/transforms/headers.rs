@@ -380,14 +380,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        let out = apply_ok(
-            &mv,
-            record(
-                "t",
-                None,
-                map(&[("a", Value::Int8(1)), ("b", Value::Int8(2))]),
-            ),
-        );
+        let out = apply_map(&mv, &[("a", Value::Int8(1)), ("b", Value::Int8(2))]);
         assert_eq!(out.value, map(&[("b", Value::Int8(2))]));
         assert_eq!(
             out.headers,

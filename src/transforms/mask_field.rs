@@ -243,37 +243,26 @@ mod tests {
         assert_eq!(s.get("str"), Some(&Value::from("123")));
         assert_eq!(s.get("dbl"), Some(&Value::Float64(123.0)));
         let star = mask(Side::Value, &[("fields", "str"), ("replacement", "****")]);
-        let out = apply_ok(
-            &star,
-            record(
-                "t",
-                None,
-                map(&[("str", Value::from("x")), ("n", Value::Int32(3))]),
-            ),
-        );
+        let out = apply_map(&star, &[("str", Value::from("x")), ("n", Value::Int32(3))]);
         assert_eq!(
             out.value,
             map(&[("str", Value::from("****")), ("n", Value::Int32(3))])
         );
         let frac = mask(Side::Value, &[("fields", "n"), ("replacement", "9.99")]);
-        let out = apply_ok(&frac, record("t", None, map(&[("n", Value::Int32(3))])));
+        let out = apply_map(&frac, &[("n", Value::Int32(3))]);
         assert_eq!(out.value, map(&[("n", Value::Int32(9))]));
     }
 
     #[test]
     fn schemaless_masks_and_adds_missing_fields_as_null() {
         let t = mask(Side::Value, &[("fields", "a,b,missing")]);
-        let out = apply_ok(
+        let out = apply_map(
             &t,
-            record(
-                "t",
-                None,
-                map(&[
-                    ("a", Value::Int8(5)),
-                    ("b", Value::from("s")),
-                    ("c", Value::Int8(1)),
-                ]),
-            ),
+            &[
+                ("a", Value::Int8(5)),
+                ("b", Value::from("s")),
+                ("c", Value::Int8(1)),
+            ],
         );
         assert_eq!(
             out.value,

@@ -205,6 +205,11 @@ pub(crate) mod test_util {
         record("t", Some(schema), Value::Struct(s))
     }
 
+    /// Applies to a value-only schemaless record whose value is a map of these entries.
+    pub fn apply_map(t: &dyn Transformation, entries: &[(&str, Value)]) -> ConnectRecord {
+        apply_ok(t, record("t", None, map(entries)))
+    }
+
     /// Applies and returns the error.
     pub fn apply_err(t: &dyn Transformation, r: ConnectRecord) -> String {
         t.apply(r, &source()).expect_err("apply fails")

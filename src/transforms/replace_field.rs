@@ -223,17 +223,13 @@ mod tests {
         assert_eq!(k.get("abc"), Some(&Value::Int32(42)));
 
         let sl = replace(Side::Value, &[("exclude", "dont"), ("renames", "abc:xyz")]);
-        let out = apply_ok(
+        let out = apply_map(
             &sl,
-            record(
-                "t",
-                None,
-                map(&[
-                    ("dont", Value::from("x")),
-                    ("abc", Value::Int8(1)),
-                    ("etc", Value::Null),
-                ]),
-            ),
+            &[
+                ("dont", Value::from("x")),
+                ("abc", Value::Int8(1)),
+                ("etc", Value::Null),
+            ],
         );
         assert_eq!(
             out.value,

@@ -444,13 +444,9 @@ mod tests {
                 ("unix.precision", "seconds"),
             ],
         );
-        let out = apply_ok(
+        let out = apply_map(
             &t,
-            record(
-                "t",
-                None,
-                map(&[("ts", Value::Int64(1_700_000_000)), ("x", Value::Int8(1))]),
-            ),
+            &[("ts", Value::Int64(1_700_000_000)), ("x", Value::Int8(1))],
         );
         // input longs are read with the same precision
         assert_eq!(
@@ -477,7 +473,7 @@ mod tests {
             apply_ok(&nanos, record("t", Some(ts_schema), Value::Int64(TS))).value,
             Value::Int64(TS * 1_000_000)
         );
-        let missing = apply_ok(&t, record("t", None, map(&[])));
+        let missing = apply_map(&t, &[]);
         assert_eq!(missing.value, map(&[("ts", Value::Null)]));
     }
 
