@@ -19,10 +19,7 @@ pub(crate) fn class_name(value: &Value) -> &'static str {
 pub(crate) fn require_struct<'a>(value: &'a Value, purpose: &str) -> Result<&'a Struct, String> {
     match value {
         Value::Struct(s) => Ok(s),
-        other => Err(format!(
-            "Only Struct objects supported for [{purpose}], found: {}",
-            class_name(other)
-        )),
+        other => Err(only(other, "Struct objects supported", purpose)),
     }
 }
 
@@ -41,9 +38,10 @@ pub(crate) type Entries = Vec<(Value, Value)>;
 pub(crate) fn require_map<'a>(value: &'a Value, purpose: &str) -> Result<&'a Entries, String> {
     match value {
         Value::Map(m) => Ok(m),
-        other => Err(format!(
-            "Only Map objects supported in absence of schema for [{purpose}], found: {}",
-            class_name(other)
+        other => Err(only(
+            other,
+            "Map objects supported in absence of schema",
+            purpose,
         )),
     }
 }
@@ -54,6 +52,14 @@ pub(crate) fn require_map_or_null<'a>(
     purpose: &str,
 ) -> Result<Option<&'a Entries>, String> {
     or_null(value, |v| require_map(v, purpose))
+}
+
+/// Kafka's `Requirements` message for a value of the wrong kind.
+fn only(found: &Value, supported: &str, purpose: &str) -> String {
+    format!(
+        "Only {supported} for [{purpose}], found: {}",
+        class_name(found)
+    )
 }
 
 /// `None` for null, else what `require` makes of the value (Kafka's `require…OrNull`).
