@@ -4,43 +4,25 @@ use base64::Engine as _;
 use std::collections::BTreeMap;
 
 use super::{
-    copy_schema_basics, field_value, java_list, key, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct, RecordContext, Side,
-    Transformation,
+    copy_schema_basics, copy_struct, java_list, key, map_put, parse_config,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct, Input,
+    Side, SideTransformation,
 };
 use crate::config::def::{
     parse_list, ConfigDef, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
 };
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{
-    double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value,
+    double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Value,
 };
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "cast types";
 
-const INPUT_TYPES: [SchemaType; 9] = [
-    SchemaType::Int8,
-    SchemaType::Int16,
-    SchemaType::Int32,
-    SchemaType::Int64,
-    SchemaType::Float32,
-    SchemaType::Float64,
-    SchemaType::Boolean,
-    SchemaType::String,
-    SchemaType::Bytes,
-];
+/// The types Kafka's `Cast` reads: the primitives, `INT8` to `BYTES` in declaration order.
+const INPUT_TYPES: &[SchemaType] = SchemaType::ALL.split_at(9).0;
 
-const OUTPUT_TYPES: [SchemaType; 8] = [
-    SchemaType::Int8,
-    SchemaType::Int16,
-    SchemaType::Int32,
-    SchemaType::Int64,
-    SchemaType::Float32,
-    SchemaType::Float64,
-    SchemaType::Boolean,
-    SchemaType::String,
-];
+/// The types Kafka's `Cast` writes: the primitives but `BYTES`.
+const OUTPUT_TYPES: &[SchemaType] = SchemaType::ALL.split_at(8).0;
 
 fn type_list(types: &[SchemaType]) -> String {
     let names: Vec<String> = types.iter().map(|t| t.to_string()).collect();
@@ -115,7 +97,7 @@ fn parse_spec(mappings: &[String]) -> Result<Spec, SpecError> {
         } else {
             Err(format!(
                 "Cast transformation does not support casting to {t}; supported types are {}",
-                type_list(&OUTPUT_TYPES)
+                type_list(OUTPUT_TYPES)
             ))
         }
     };
@@ -221,7 +203,7 @@ impl Cast {
         Ok(Cast {
             side,
             spec,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 
@@ -267,51 +249,41 @@ impl Cast {
     }
 }
 
-impl Transformation for Cast {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
-        }
-        let Some(schema) = self.side.schema(&record).cloned() else {
-            let updated = match self.spec.whole {
-                Some(t) => cast_value(None, value, t)?,
-                None => {
-                    let map = require_map(value, PURPOSE)?;
-                    let mut updated = map.clone();
-                    for (field, t) in &self.spec.fields {
-                        let v = super::map_get(map, field);
-                        map_put(&mut updated, field, cast_value(None, v, *t)?);
-                    }
-                    Value::Map(updated)
-                }
-            };
-            return Ok(Some(self.side.with(record, None, updated)));
-        };
-        let updated_schema = self.build_schema(&schema)?;
+impl SideTransformation for Cast {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
         if let Some(t) = self.spec.whole {
-            let v = cast_value(Some(&schema), value, t)?;
-            return Ok(Some(self.side.with(record, Some(updated_schema), v)));
+            return cast_value(None, op.value, t);
         }
-        let s = require_struct(value, PURPOSE)?;
-        let mut updated = Struct::new(updated_schema.clone());
-        for field in &s.schema.fields {
-            let orig = field_value(s, &field.name, self.replace_null_with_default);
-            let new = match self.cast_for(&field.name) {
-                Some(t) => cast_value(Some(&field.schema), &orig, t)?,
-                None => orig,
-            };
-            put(&mut updated, &field.name, new)?;
+        let map = require_map(op.value, PURPOSE)?;
+        let mut updated = map.clone();
+        for (field, t) in &self.spec.fields {
+            let v = super::map_get(map, field);
+            map_put(&mut updated, field, cast_value(None, v, *t)?);
         }
-        Ok(Some(self.side.with(
-            record,
-            Some(updated_schema),
-            Value::Struct(updated),
-        )))
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let updated_schema = self.build_schema(schema)?;
+        if let Some(t) = self.spec.whole {
+            let v = cast_value(Some(schema), op.value, t)?;
+            return Ok((updated_schema, v));
+        }
+        let s = require_struct(op.value, PURPOSE)?;
+        let updated = copy_struct(
+            s,
+            updated_schema.clone(),
+            self.replace_null_with_default,
+            |field, orig| match self.cast_for(&field.name) {
+                Some(t) => cast_value(Some(&field.schema), &orig, t),
+                None => Ok(orig),
+            },
+        )?;
+        Ok((updated_schema, Value::Struct(updated)))
     }
 }
 
@@ -425,12 +397,10 @@ fn cast_value(schema: Option<&Schema>, value: &Value, target: SchemaType) -> Res
     if !INPUT_TYPES.contains(&inferred) {
         return Err(format!(
             "Cast transformation does not support casting from {inferred}; supported types are {}",
-            type_list(&INPUT_TYPES)
+            type_list(INPUT_TYPES)
         ));
     }
     let logical = schema.and_then(Schema::logical);
-    let out_of_range =
-        |text: &str| format!("Value ({text}) was out of range for requested data type");
     let unexpected = || {
         format!(
             "Unexpected type in Cast transformation: {}",
@@ -439,21 +409,7 @@ fn cast_value(schema: Option<&Schema>, value: &Value, target: SchemaType) -> Res
     };
 
     if target == SchemaType::String {
-        let text = match (logical, value) {
-            (Some(LogicalKind::Decimal(scale)), Value::Bytes(b)) => {
-                logical::decimal_to_string(b, scale)
-            }
-            (Some(LogicalKind::Date), Value::Int32(days)) => {
-                super::datefmt::iso_8601(i64::from(*days) * 86_400_000)
-            }
-            (Some(LogicalKind::Time), Value::Int32(ms)) => super::datefmt::iso_8601(i64::from(*ms)),
-            (Some(LogicalKind::Timestamp), Value::Int64(ms)) => super::datefmt::iso_8601(*ms),
-            (_, Value::Bytes(b)) => base64::engine::general_purpose::STANDARD.encode(b),
-            (_, Value::Float32(f)) => float_to_string(*f),
-            (_, Value::Float64(d)) => double_to_string(*d),
-            (_, other) => other.to_java_string(),
-        };
-        return Ok(Value::String(text));
+        return Ok(Value::String(cast_to_string(logical, value)));
     }
 
     // Everything else goes through Java's Number / Boolean / String handling.
@@ -481,54 +437,73 @@ fn cast_value(schema: Option<&Schema>, value: &Value, target: SchemaType) -> Res
             SchemaType::Float32 => Value::Float32(n.float_value()),
             SchemaType::Float64 => Value::Float64(n.double_value()),
             SchemaType::Boolean => Value::Boolean(n.long_value() != 0),
-            other => {
-                return Err(format!(
-                    "{other} is not supported in the Cast transformation."
-                ))
-            }
+            other => return Err(unsupported_target(other)),
         });
     }
     match value {
-        Value::Boolean(b) => Ok(match target {
-            SchemaType::Int8 => Value::Int8(i8::from(*b)),
-            SchemaType::Int16 => Value::Int16(i16::from(*b)),
-            SchemaType::Int32 => Value::Int32(i32::from(*b)),
-            SchemaType::Int64 => Value::Int64(i64::from(*b)),
-            SchemaType::Float32 => Value::Float32(if *b { 1.0 } else { 0.0 }),
-            SchemaType::Float64 => Value::Float64(if *b { 1.0 } else { 0.0 }),
-            SchemaType::Boolean => Value::Boolean(*b),
-            other => {
-                return Err(format!(
-                    "{other} is not supported in the Cast transformation."
-                ))
-            }
-        }),
-        Value::String(s) => Ok(match target {
-            SchemaType::Int8 => Value::Int8(s.parse().map_err(|_| out_of_range(s))?),
-            SchemaType::Int16 => Value::Int16(s.parse().map_err(|_| out_of_range(s))?),
-            SchemaType::Int32 => Value::Int32(s.parse().map_err(|_| out_of_range(s))?),
-            SchemaType::Int64 => Value::Int64(s.parse().map_err(|_| out_of_range(s))?),
-            SchemaType::Float32 => {
-                Value::Float32(java_parse_float(s).ok_or_else(|| out_of_range(s))?)
-            }
-            SchemaType::Float64 => {
-                Value::Float64(java_parse_float(s).ok_or_else(|| out_of_range(s))?)
-            }
-            SchemaType::Boolean => Value::Boolean(s.eq_ignore_ascii_case("true")),
-            other => {
-                return Err(format!(
-                    "{other} is not supported in the Cast transformation."
-                ))
-            }
-        }),
+        Value::Boolean(b) => cast_boolean(*b, target),
+        Value::String(s) => cast_string(s, target),
         _ => Err(unexpected()),
     }
+}
+
+/// A value's text when cast to `STRING`: ISO-8601 for the time types, base64 for bytes.
+fn cast_to_string(logical: Option<LogicalKind>, value: &Value) -> String {
+    match (logical, value) {
+        (Some(LogicalKind::Decimal(scale)), Value::Bytes(b)) => {
+            logical::decimal_to_string(b, scale)
+        }
+        (Some(LogicalKind::Date), Value::Int32(days)) => {
+            super::datefmt::iso_8601(i64::from(*days) * 86_400_000)
+        }
+        (Some(LogicalKind::Time), Value::Int32(ms)) => super::datefmt::iso_8601(i64::from(*ms)),
+        (Some(LogicalKind::Timestamp), Value::Int64(ms)) => super::datefmt::iso_8601(*ms),
+        (_, Value::Bytes(b)) => base64::engine::general_purpose::STANDARD.encode(b),
+        (_, Value::Float32(f)) => float_to_string(*f),
+        (_, Value::Float64(d)) => double_to_string(*d),
+        (_, other) => other.to_java_string(),
+    }
+}
+
+/// Kafka's message for a target type the cast has no conversion to.
+fn unsupported_target(target: SchemaType) -> String {
+    format!("{target} is not supported in the Cast transformation.")
+}
+
+/// A `Boolean` cast to a number or a boolean (`true` is 1).
+fn cast_boolean(b: bool, target: SchemaType) -> Result<Value, String> {
+    Ok(match target {
+        SchemaType::Int8 => Value::Int8(i8::from(b)),
+        SchemaType::Int16 => Value::Int16(i16::from(b)),
+        SchemaType::Int32 => Value::Int32(i32::from(b)),
+        SchemaType::Int64 => Value::Int64(i64::from(b)),
+        SchemaType::Float32 => Value::Float32(if b { 1.0 } else { 0.0 }),
+        SchemaType::Float64 => Value::Float64(if b { 1.0 } else { 0.0 }),
+        SchemaType::Boolean => Value::Boolean(b),
+        other => return Err(unsupported_target(other)),
+    })
+}
+
+/// A `String` parsed as a number or a boolean, as Java's `parseX` methods do.
+fn cast_string(s: &str, target: SchemaType) -> Result<Value, String> {
+    let out_of_range = || format!("Value ({s}) was out of range for requested data type");
+    Ok(match target {
+        SchemaType::Int8 => Value::Int8(s.parse().map_err(|_| out_of_range())?),
+        SchemaType::Int16 => Value::Int16(s.parse().map_err(|_| out_of_range())?),
+        SchemaType::Int32 => Value::Int32(s.parse().map_err(|_| out_of_range())?),
+        SchemaType::Int64 => Value::Int64(s.parse().map_err(|_| out_of_range())?),
+        SchemaType::Float32 => Value::Float32(java_parse_float(s).ok_or_else(out_of_range)?),
+        SchemaType::Float64 => Value::Float64(java_parse_float(s).ok_or_else(out_of_range)?),
+        SchemaType::Boolean => Value::Boolean(s.eq_ignore_ascii_case("true")),
+        other => return Err(unsupported_target(other)),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::test_util::*;
     use super::*;
+    use crate::data::Struct;
 
     fn cast(side: Side, spec: &str) -> Cast {
         Cast::configure(side, &props(&[("spec", spec)])).unwrap()
@@ -574,17 +549,13 @@ mod tests {
     #[test]
     fn schemaless_fields_and_whole_values() {
         let t = cast(Side::Value, "age:int32,score:float64,missing:string");
-        let out = apply_ok(
+        let out = apply_map(
             &t,
-            record(
-                "t",
-                None,
-                map(&[
-                    ("age", Value::from("42")),
-                    ("score", Value::Int64(3)),
-                    ("other", Value::Boolean(true)),
-                ]),
-            ),
+            &[
+                ("age", Value::from("42")),
+                ("score", Value::Int64(3)),
+                ("other", Value::Boolean(true)),
+            ],
         );
         assert_eq!(
             out.value,

@@ -4,12 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::{
-    key, map_get, parse_config, replace_null_with_default_key, require_map_or_null,
-    require_struct_or_null, Entries, RecordContext, Side, Transformation,
+    key, map_get, parse_config, replace_null_with_default, replace_null_with_default_key,
+    require_map_or_null, require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
-use crate::data::{Field, Schema, Struct, Value};
-use crate::record::ConnectRecord;
+use crate::data::{Field, Schema, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field extraction";
 
@@ -212,42 +211,38 @@ impl ExtractField {
             side,
             path: SingleFieldPath::new(&original_path, v2)?,
             original_path,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 }
 
-impl Transformation for ExtractField {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        match self.side.schema(&record).cloned() {
-            None => {
-                let extracted = match require_map_or_null(value, PURPOSE)? {
-                    None => Value::Null,
-                    Some(map) => self.path.value_from_map(map)?,
-                };
-                Ok(Some(self.side.with(record, None, extracted)))
-            }
-            Some(schema) => {
-                let s = require_struct_or_null(value, PURPOSE)?;
-                let field = self
-                    .path
-                    .field_from(&schema)
-                    .ok_or_else(|| format!("Unknown field: {}", self.original_path))?;
-                let extracted = match s {
-                    None => Value::Null,
-                    Some(s) => self
-                        .path
-                        .value_from_struct(s, self.replace_null_with_default)?,
-                };
-                let field_schema = field.schema.clone();
-                Ok(Some(self.side.with(record, Some(field_schema), extracted)))
-            }
+impl SideTransformation for ExtractField {
+    const PASSES_NULL: bool = false;
+
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        match require_map_or_null(op.value, PURPOSE)? {
+            None => Ok(Value::Null),
+            Some(map) => self.path.value_from_map(map),
         }
+    }
+
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct_or_null(op.value, PURPOSE)?;
+        let field = self
+            .path
+            .field_from(schema)
+            .ok_or_else(|| format!("Unknown field: {}", self.original_path))?;
+        let extracted = match s {
+            None => Value::Null,
+            Some(s) => self
+                .path
+                .value_from_struct(s, self.replace_null_with_default)?,
+        };
+        Ok((field.schema.clone(), extracted))
     }
 }
 
@@ -264,17 +259,10 @@ mod tests {
     #[test]
     fn documented_example_schemaless() {
         let t = extract(Side::Value, &[("field", "id")]);
-        let out = apply_ok(
-            &t,
-            record(
-                "t",
-                None,
-                map(&[("id", Value::Int64(42)), ("x", Value::from("y"))]),
-            ),
-        );
+        let out = apply_map(&t, &[("id", Value::Int64(42)), ("x", Value::from("y"))]);
         assert_eq!(out.value, Value::Int64(42));
         assert_eq!(out.value_schema, None);
-        let missing = apply_ok(&t, record("t", None, map(&[("x", Value::Int8(1))])));
+        let missing = apply_map(&t, &[("x", Value::Int8(1))]);
         assert_eq!(missing.value, Value::Null);
         let tomb = apply_ok(&t, record("t", None, Value::Null));
         assert_eq!(tomb.value, Value::Null);
@@ -310,15 +298,7 @@ mod tests {
             .build();
         let t = extract(Side::Value, &[("field", "x")]);
         assert_eq!(
-            t.apply(
-                record(
-                    "t",
-                    Some(schema.clone()),
-                    Value::Struct(Struct::new(schema))
-                ),
-                &source()
-            )
-            .unwrap_err(),
+            apply_err(&t, struct_record(schema, &[])),
             "Unknown field: x"
         );
         assert_eq!(
@@ -357,10 +337,7 @@ mod tests {
             Side::Value,
             &[("field", "a.b"), ("field.syntax.version", "V2")],
         );
-        let out = apply_ok(
-            &m,
-            record("t", None, map(&[("a", map(&[("b", Value::from("deep"))]))])),
-        );
+        let out = apply_map(&m, &[("a", map(&[("b", Value::from("deep"))]))]);
         assert_eq!(out.value, Value::from("deep"));
         let err = m
             .apply(record("t", None, map(&[("a", Value::Int8(1))])), &source())
@@ -371,7 +348,7 @@ mod tests {
         );
         // V1 takes the dotted name literally
         let v1 = extract(Side::Value, &[("field", "a.b")]);
-        let out = apply_ok(&v1, record("t", None, map(&[("a.b", Value::Int8(3))])));
+        let out = apply_map(&v1, &[("a.b", Value::Int8(3))]);
         assert_eq!(out.value, Value::Int8(3));
     }
 

@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 
 use super::{
     copy_schema_basics, copy_schema_basics_same_type, key, map_put, parse_config, put, require_map,
-    require_struct_or_null, Entries, RecordContext, Side, Transformation,
+    require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "flattening";
 
@@ -109,17 +108,11 @@ impl Flatten {
                 (None, None) => None,
             };
             match field.schema.schema_type {
-                SchemaType::Map => {
-                    return Err(format!(
-                        "Flatten transformation does not support MAP for record with schemas (for field {name})."
-                    ))
-                }
+                SchemaType::Map => return Err(map_unsupported(&name)),
                 SchemaType::Struct => {
-                    let parent = match &field_default {
-                        Some(Value::Struct(s)) => Some(s.clone()),
-                        _ => None,
-                    };
-                    builder = self.build_schema(&field.schema, &name, builder, field_optional, parent.as_ref())?;
+                    let parent = struct_of(field_default.as_ref());
+                    builder =
+                        self.build_schema(&field.schema, &name, builder, field_optional, parent)?;
                 }
                 _ => {
                     let mut fb = copy_schema_basics_same_type(&field.schema);
@@ -149,17 +142,9 @@ impl Flatten {
             let name = self.field_name(prefix, &field.name);
             let v = s.get(&field.name).cloned().unwrap_or(Value::Null);
             match field.schema.schema_type {
-                SchemaType::Map => {
-                    return Err(format!(
-                        "Flatten transformation does not support MAP for record with schemas (for field {name})."
-                    ))
-                }
+                SchemaType::Map => return Err(map_unsupported(&name)),
                 SchemaType::Struct => {
-                    let inner = match &v {
-                        Value::Struct(inner) => Some(inner),
-                        _ => None,
-                    };
-                    self.flatten_struct(inner, &name, out)?;
+                    self.flatten_struct(struct_of(Some(&v)), &name, out)?;
                 }
                 _ => put(out, &name, v)?,
             }
@@ -169,45 +154,46 @@ impl Flatten {
 
     fn flat_schema(&self, schema: &Schema) -> Result<SchemaRef, String> {
         let builder = copy_schema_basics(schema, SchemaBuilder::struct_());
-        let default = match &schema.default_value {
-            Some(Value::Struct(s)) => Some(s.clone()),
-            _ => None,
-        };
-        self.build_schema(schema, "", builder, schema.optional, default.as_ref())?
+        let default = struct_of(schema.default_value.as_ref());
+        self.build_schema(schema, "", builder, schema.optional, default)?
             .try_build()
             .map_err(|e| e.0)
     }
 }
 
-impl Transformation for Flatten {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
-        }
-        match self.side.schema(&record).cloned() {
-            None => {
-                let map = require_map(value, PURPOSE)?;
-                let mut out = Vec::new();
-                self.flatten_map(map, "", &mut out)?;
-                Ok(Some(self.side.with(record, None, Value::Map(out))))
-            }
-            Some(schema) => {
-                let s = require_struct_or_null(value, PURPOSE)?.cloned();
-                let updated = self.flat_schema(&schema)?;
-                let mut out = Struct::new(updated.clone());
-                self.flatten_struct(s.as_ref(), "", &mut out)?;
-                Ok(Some(self.side.with(
-                    record,
-                    Some(updated),
-                    Value::Struct(out),
-                )))
-            }
-        }
+/// The struct a value holds, if it is one.
+fn struct_of(value: Option<&Value>) -> Option<&Struct> {
+    match value {
+        Some(Value::Struct(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Kafka's message for a map field in a record with a schema.
+fn map_unsupported(name: &str) -> String {
+    format!(
+        "Flatten transformation does not support MAP for record with schemas (for field {name})."
+    )
+}
+
+impl SideTransformation for Flatten {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let map = require_map(op.value, PURPOSE)?;
+        let mut out = Vec::new();
+        self.flatten_map(map, "", &mut out)?;
+        Ok(Value::Map(out))
+    }
+
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct_or_null(op.value, PURPOSE)?;
+        let updated = self.flat_schema(schema)?;
+        let mut out = Struct::new(updated.clone());
+        self.flatten_struct(s, "", &mut out)?;
+        Ok((updated, Value::Struct(out)))
     }
 }
 
@@ -344,15 +330,7 @@ mod tests {
             )
             .build();
         assert_eq!(
-            t.apply(
-                record(
-                    "t",
-                    Some(schema.clone()),
-                    Value::Struct(Struct::new(schema))
-                ),
-                &source()
-            )
-            .unwrap_err(),
+            apply_err(&t, struct_record(schema, &[])),
             "Flatten transformation does not support MAP for record with schemas (for field m)."
         );
         let s = SchemaBuilder::struct_().field("a", Schema::int32()).build();

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::{
     copy_schema_basics, field_value, key, map_get, map_remove, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct, RecordContext, Side,
-    Transformation,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct,
+    required_list_key, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::{values, SchemaBuilder, SchemaRef, Struct, Value};
@@ -21,16 +21,10 @@ pub struct DropHeaders {
 impl DropHeaders {
     /// Kafka's `DropHeaders.CONFIG_DEF`.
     pub fn config_def() -> ConfigDef {
-        ConfigDef::new().define(
-            key(
-                "headers",
-                ConfigType::List,
-                DefaultValue::Required,
-                Importance::High,
-                "The name of the headers to be removed.",
-            )
-            .validator(Validator::NonEmptyList),
-        )
+        ConfigDef::new().define(required_list_key(
+            "headers",
+            "The name of the headers to be removed.",
+        ))
     }
 
     /// Configures the transformation.
@@ -142,24 +136,10 @@ impl HeaderFrom {
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
             .define(
-                key(
-                    "fields",
-                    ConfigType::List,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "Field names in the record whose values are to be copied or moved to headers.",
-                )
-                .validator(Validator::NonEmptyList),
+                required_list_key("fields", "Field names in the record whose values are to be copied or moved to headers."),
             )
             .define(
-                key(
-                    "headers",
-                    ConfigType::List,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "Header names, in the same order as the field names listed in the fields configuration property.",
-                )
-                .validator(Validator::NonEmptyList),
+                required_list_key("headers", "Header names, in the same order as the field names listed in the fields configuration property."),
             )
             .define(
                 key(
@@ -198,7 +178,7 @@ impl HeaderFrom {
             fields,
             headers,
             operation,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 
@@ -400,14 +380,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        let out = apply_ok(
-            &mv,
-            record(
-                "t",
-                None,
-                map(&[("a", Value::Int8(1)), ("b", Value::Int8(2))]),
-            ),
-        );
+        let out = apply_map(&mv, &[("a", Value::Int8(1)), ("b", Value::Int8(2))]);
         assert_eq!(out.value, map(&[("b", Value::Int8(2))]));
         assert_eq!(
             out.headers,

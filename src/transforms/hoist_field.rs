@@ -3,10 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{key, parse_config, put, RecordContext, Side, Transformation};
+use super::{key, parse_config, put, Input, Side, SideTransformation};
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
-use crate::data::{SchemaBuilder, Struct, Value};
-use crate::record::ConnectRecord;
+use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 /// The `HoistField` transformation.
 #[derive(Clone, Debug)]
@@ -40,31 +39,27 @@ impl HoistField {
     }
 }
 
-impl Transformation for HoistField {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record).clone();
-        match self.side.schema(&record).cloned() {
-            None => {
-                let wrapped = Value::Map(vec![(Value::String(self.field.clone()), value)]);
-                Ok(Some(self.side.with(record, None, wrapped)))
-            }
-            Some(schema) => {
-                let updated = SchemaBuilder::struct_()
-                    .field(self.field.clone(), schema)
-                    .build();
-                let mut s = Struct::new(updated.clone());
-                put(&mut s, &self.field, value)?;
-                Ok(Some(self.side.with(
-                    record,
-                    Some(updated),
-                    Value::Struct(s),
-                )))
-            }
-        }
+impl SideTransformation for HoistField {
+    const PASSES_NULL: bool = false;
+
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        Ok(Value::Map(vec![(
+            Value::String(self.field.clone()),
+            op.value.clone(),
+        )]))
+    }
+
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let updated = SchemaBuilder::struct_()
+            .field(self.field.clone(), schema.clone())
+            .build();
+        let mut s = Struct::new(updated.clone());
+        put(&mut s, &self.field, op.value.clone())?;
+        Ok((updated, Value::Struct(s)))
     }
 }
 

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::{
-    copy_schema_basics, field_value, key, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_sink_offset, require_struct, RecordContext,
-    Side, Transformation,
+    copy_schema_basics, copy_struct, key, map_put, parse_config, put, replace_null_with_default,
+    replace_null_with_default_key, require_map, require_sink_offset, require_struct, Input,
+    RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
-use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Struct, Value};
+use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Value};
 use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "field insertion";
@@ -99,7 +99,7 @@ impl InsertField {
             timestamp: InsertionSpec::parse(config.get_string("timestamp.field")),
             static_field: InsertionSpec::parse(config.get_string("static.field")),
             static_value: config.get_string("static.value"),
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         };
         if t.topic.is_none()
             && t.partition.is_none()
@@ -124,46 +124,27 @@ impl InsertField {
         for f in &schema.fields {
             b = b.field(f.name.clone(), f.schema.clone());
         }
-        let pick = |spec: &InsertionSpec, optional: SchemaRef, required: SchemaRef| {
-            if spec.optional {
-                optional
-            } else {
-                required
+        // the optional and the required schema of each metadata field, in Kafka's order
+        let inserted = [
+            (&self.topic, Schema::optional_string(), Schema::string()),
+            (&self.partition, Schema::optional_int32(), Schema::int32()),
+            (&self.offset, Schema::optional_int64(), Schema::int64()),
+            (
+                &self.timestamp,
+                logical::timestamp().optional().build(),
+                logical::timestamp().build(),
+            ),
+            (
+                &self.static_field,
+                Schema::optional_string(),
+                Schema::string(),
+            ),
+        ];
+        for (spec, optional, required) in inserted {
+            if let Some(s) = spec {
+                let field_schema = if s.optional { optional } else { required };
+                b = b.field(s.name.clone(), field_schema);
             }
-        };
-        if let Some(s) = &self.topic {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_string(), Schema::string()),
-            );
-        }
-        if let Some(s) = &self.partition {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_int32(), Schema::int32()),
-            );
-        }
-        if let Some(s) = &self.offset {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_int64(), Schema::int64()),
-            );
-        }
-        if let Some(s) = &self.timestamp {
-            b = b.field(
-                s.name.clone(),
-                pick(
-                    s,
-                    logical::timestamp().optional().build(),
-                    logical::timestamp().build(),
-                ),
-            );
-        }
-        if let Some(s) = &self.static_field {
-            b = b.field(
-                s.name.clone(),
-                pick(s, Schema::optional_string(), Schema::string()),
-            );
         }
         // a name that clashes fails as Kafka's builder does
         b.try_build().map_err(|e| e.0)
@@ -198,45 +179,30 @@ impl InsertField {
     }
 }
 
-impl Transformation for InsertField {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
+impl SideTransformation for InsertField {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let mut updated = require_map(op.value, PURPOSE)?.clone();
+        for (name, v) in self.insertions(op.record, op.ctx)? {
+            map_put(&mut updated, &name, v);
         }
-        match self.side.schema(&record) {
-            None => {
-                let mut updated = require_map(value, PURPOSE)?.clone();
-                for (name, v) in self.insertions(&record, ctx)? {
-                    map_put(&mut updated, &name, v);
-                }
-                Ok(Some(self.side.with(record, None, Value::Map(updated))))
-            }
-            Some(_) => {
-                let s = require_struct(value, PURPOSE)?;
-                let schema = self.updated_schema(&s.schema)?;
-                let mut updated = Struct::new(schema.clone());
-                for f in &s.schema.fields {
-                    put(
-                        &mut updated,
-                        &f.name,
-                        field_value(s, &f.name, self.replace_null_with_default),
-                    )?;
-                }
-                for (name, v) in self.insertions(&record, ctx)? {
-                    put(&mut updated, &name, v)?;
-                }
-                Ok(Some(self.side.with(
-                    record,
-                    Some(schema),
-                    Value::Struct(updated),
-                )))
-            }
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(op.value, PURPOSE)?;
+        let schema = self.updated_schema(&s.schema)?;
+        let mut updated =
+            copy_struct(s, schema.clone(), self.replace_null_with_default, |_, v| {
+                Ok(v)
+            })?;
+        for (name, v) in self.insertions(op.record, op.ctx)? {
+            put(&mut updated, &name, v)?;
         }
+        Ok((schema, Value::Struct(updated)))
     }
 }
 
@@ -245,6 +211,7 @@ mod tests {
     use super::super::test_util::*;
     use super::*;
     use crate::data::SchemaType;
+    use crate::data::Struct;
 
     fn insert(side: Side, pairs: &[(&str, &str)]) -> InsertField {
         InsertField::configure(side, &props(pairs)).unwrap()

@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::cast::big_decimal_long_value;
 use super::{
-    field_value, key, map_get, map_put, parse_config, put, replace_null_with_default_key,
-    require_map, require_struct, RecordContext, Side, Transformation,
+    copy_struct, key, map_get, map_put, parse_config, replace_null_with_default,
+    replace_null_with_default_key, require_map, require_struct, required_list_key, Input, Side,
+    SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
-use crate::data::{Schema, Struct, Value};
-use crate::record::ConnectRecord;
+use crate::data::{Schema, SchemaRef, Value};
 
 const PURPOSE: &str = "mask fields";
 
@@ -29,8 +29,7 @@ impl MaskField {
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
             .define(
-                key("fields", ConfigType::List, DefaultValue::Required, Importance::High, "Names of fields to mask.")
-                    .validator(Validator::NonEmptyList),
+                required_list_key("fields", "Names of fields to mask."),
             )
             .define(
                 key(
@@ -55,7 +54,7 @@ impl MaskField {
             side,
             fields: config.get_list("fields").into_iter().collect(),
             replacement: config.get_string("replacement"),
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 
@@ -137,43 +136,39 @@ fn mask_with_replacement(
     })
 }
 
-impl Transformation for MaskField {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        match self.side.schema(&record).cloned() {
-            None => {
-                let map = require_map(value, PURPOSE)?;
-                let mut updated = map.clone();
-                let mut fields: Vec<&String> = self.fields.iter().collect();
-                fields.sort();
-                for field in fields {
-                    map_put(&mut updated, field, self.masked(map_get(map, field), None)?);
-                }
-                Ok(Some(self.side.with(record, None, Value::Map(updated))))
-            }
-            Some(schema) => {
-                let s = require_struct(value, PURPOSE)?;
-                let mut updated = Struct::new(s.schema.clone());
-                for f in &s.schema.fields {
-                    let orig = field_value(s, &f.name, self.replace_null_with_default);
-                    let v = if self.fields.contains(&f.name) {
-                        self.masked(&orig, Some(&f.schema))?
-                    } else {
-                        orig
-                    };
-                    put(&mut updated, &f.name, v)?;
-                }
-                Ok(Some(self.side.with(
-                    record,
-                    Some(schema),
-                    Value::Struct(updated),
-                )))
-            }
+impl SideTransformation for MaskField {
+    const PASSES_NULL: bool = false;
+
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let map = require_map(op.value, PURPOSE)?;
+        let mut updated = map.clone();
+        let mut fields: Vec<&String> = self.fields.iter().collect();
+        fields.sort();
+        for field in fields {
+            map_put(&mut updated, field, self.masked(map_get(map, field), None)?);
         }
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(op.value, PURPOSE)?;
+        let updated = copy_struct(
+            s,
+            s.schema.clone(),
+            self.replace_null_with_default,
+            |f, v| {
+                if self.fields.contains(&f.name) {
+                    self.masked(&v, Some(&f.schema))
+                } else {
+                    Ok(v)
+                }
+            },
+        )?;
+        Ok((schema.clone(), Value::Struct(updated)))
     }
 }
 
@@ -182,6 +177,7 @@ mod tests {
     use super::super::test_util::*;
     use super::*;
     use crate::data::SchemaBuilder;
+    use crate::data::Struct;
 
     fn mask(side: Side, pairs: &[(&str, &str)]) -> MaskField {
         MaskField::configure(side, &props(pairs)).unwrap()
@@ -247,37 +243,26 @@ mod tests {
         assert_eq!(s.get("str"), Some(&Value::from("123")));
         assert_eq!(s.get("dbl"), Some(&Value::Float64(123.0)));
         let star = mask(Side::Value, &[("fields", "str"), ("replacement", "****")]);
-        let out = apply_ok(
-            &star,
-            record(
-                "t",
-                None,
-                map(&[("str", Value::from("x")), ("n", Value::Int32(3))]),
-            ),
-        );
+        let out = apply_map(&star, &[("str", Value::from("x")), ("n", Value::Int32(3))]);
         assert_eq!(
             out.value,
             map(&[("str", Value::from("****")), ("n", Value::Int32(3))])
         );
         let frac = mask(Side::Value, &[("fields", "n"), ("replacement", "9.99")]);
-        let out = apply_ok(&frac, record("t", None, map(&[("n", Value::Int32(3))])));
+        let out = apply_map(&frac, &[("n", Value::Int32(3))]);
         assert_eq!(out.value, map(&[("n", Value::Int32(9))]));
     }
 
     #[test]
     fn schemaless_masks_and_adds_missing_fields_as_null() {
         let t = mask(Side::Value, &[("fields", "a,b,missing")]);
-        let out = apply_ok(
+        let out = apply_map(
             &t,
-            record(
-                "t",
-                None,
-                map(&[
-                    ("a", Value::Int8(5)),
-                    ("b", Value::from("s")),
-                    ("c", Value::Int8(1)),
-                ]),
-            ),
+            &[
+                ("a", Value::Int8(5)),
+                ("b", Value::from("s")),
+                ("c", Value::Int8(1)),
+            ],
         );
         assert_eq!(
             out.value,

@@ -37,6 +37,7 @@ mod chain;
 mod java_regex;
 mod registry;
 mod require;
+mod support;
 
 use std::fmt;
 
@@ -50,6 +51,7 @@ pub use registry::{
     resolve_predicate, resolve_transformation, transformation_classes, transformation_def,
 };
 pub(crate) use require::*;
+pub(crate) use support::{copy_struct, Input, SideTransformation};
 
 /// The package of the built-in transformations.
 pub const TRANSFORMS_PACKAGE: &str = "org.apache.kafka.connect.transforms";
@@ -156,6 +158,8 @@ pub(crate) mod test_util {
     use super::*;
     use std::collections::BTreeMap;
 
+    pub use super::Transformation;
+
     /// A value-only record on `topic`.
     pub fn record(topic: &str, schema: Option<SchemaRef>, value: Value) -> ConnectRecord {
         ConnectRecord::new(topic, schema, value)
@@ -190,6 +194,25 @@ pub(crate) mod test_util {
     /// A source-side context.
     pub fn source() -> RecordContext {
         RecordContext::source()
+    }
+
+    /// A value-only record on topic `t` holding a struct of `schema` with these fields set.
+    pub fn struct_record(schema: SchemaRef, fields: &[(&str, Value)]) -> ConnectRecord {
+        let mut s = crate::data::Struct::new(schema.clone());
+        for (name, value) in fields {
+            s.put(name, value.clone()).expect("field fits the schema");
+        }
+        record("t", Some(schema), Value::Struct(s))
+    }
+
+    /// Applies to a value-only schemaless record whose value is a map of these entries.
+    pub fn apply_map(t: &dyn Transformation, entries: &[(&str, Value)]) -> ConnectRecord {
+        apply_ok(t, record("t", None, map(entries)))
+    }
+
+    /// Applies and returns the error.
+    pub fn apply_err(t: &dyn Transformation, r: ConnectRecord) -> String {
+        t.apply(r, &source()).expect_err("apply fails")
     }
 
     /// Applies and unwraps a kept record.

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use super::{
     copy_schema_basics, field_value, java_list, key, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct, RecordContext, Side,
-    Transformation,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct, Input,
+    Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, ConfigValue, Importance, Validator};
-use crate::data::{SchemaBuilder, Struct, Value};
-use crate::record::ConnectRecord;
+use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field replacement";
 
@@ -99,7 +98,7 @@ impl ReplaceField {
                     )
                 })?
             },
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 
@@ -123,55 +122,44 @@ impl ReplaceField {
     }
 }
 
-impl Transformation for ReplaceField {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        if value.is_null() {
-            return Ok(Some(record));
-        }
-        match self.side.schema(&record) {
-            None => {
-                let map = require_map(value, PURPOSE)?;
-                let mut updated = Vec::with_capacity(map.len());
-                for (k, v) in map {
-                    let Some(name) = k.as_str() else {
-                        continue;
-                    };
-                    if self.keep(name) {
-                        map_put(&mut updated, self.renamed(name), v.clone());
-                    }
-                }
-                Ok(Some(self.side.with(record, None, Value::Map(updated))))
-            }
-            Some(_) => {
-                let s = require_struct(value, PURPOSE)?;
-                let mut b = copy_schema_basics(&s.schema, SchemaBuilder::struct_());
-                for f in &s.schema.fields {
-                    if self.keep(&f.name) {
-                        b = b.field(self.renamed(&f.name).to_string(), f.schema.clone());
-                    }
-                }
-                let schema = b.try_build().map_err(|e| e.0)?;
-                let mut updated = Struct::new(schema.clone());
-                for f in &schema.fields {
-                    let v = field_value(
-                        s,
-                        self.reverse_renamed(&f.name),
-                        self.replace_null_with_default,
-                    );
-                    put(&mut updated, &f.name, v)?;
-                }
-                Ok(Some(self.side.with(
-                    record,
-                    Some(schema),
-                    Value::Struct(updated),
-                )))
+impl SideTransformation for ReplaceField {
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        let map = require_map(op.value, PURPOSE)?;
+        let mut updated = Vec::with_capacity(map.len());
+        for (k, v) in map {
+            let Some(name) = k.as_str() else {
+                continue;
+            };
+            if self.keep(name) {
+                map_put(&mut updated, self.renamed(name), v.clone());
             }
         }
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        let s = require_struct(op.value, PURPOSE)?;
+        let mut b = copy_schema_basics(&s.schema, SchemaBuilder::struct_());
+        for f in &s.schema.fields {
+            if self.keep(&f.name) {
+                b = b.field(self.renamed(&f.name).to_string(), f.schema.clone());
+            }
+        }
+        let schema = b.try_build().map_err(|e| e.0)?;
+        let mut updated = Struct::new(schema.clone());
+        for f in &schema.fields {
+            let v = field_value(
+                s,
+                self.reverse_renamed(&f.name),
+                self.replace_null_with_default,
+            );
+            put(&mut updated, &f.name, v)?;
+        }
+        Ok((schema, Value::Struct(updated)))
     }
 }
 
@@ -235,17 +223,13 @@ mod tests {
         assert_eq!(k.get("abc"), Some(&Value::Int32(42)));
 
         let sl = replace(Side::Value, &[("exclude", "dont"), ("renames", "abc:xyz")]);
-        let out = apply_ok(
+        let out = apply_map(
             &sl,
-            record(
-                "t",
-                None,
-                map(&[
-                    ("dont", Value::from("x")),
-                    ("abc", Value::Int8(1)),
-                    ("etc", Value::Null),
-                ]),
-            ),
+            &[
+                ("dont", Value::from("x")),
+                ("abc", Value::Int8(1)),
+                ("etc", Value::Null),
+            ],
         );
         assert_eq!(
             out.value,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::RecordContext;
 use crate::config::def::{
-    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig,
+    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 
@@ -19,10 +19,7 @@ pub(crate) fn class_name(value: &Value) -> &'static str {
 pub(crate) fn require_struct<'a>(value: &'a Value, purpose: &str) -> Result<&'a Struct, String> {
     match value {
         Value::Struct(s) => Ok(s),
-        other => Err(format!(
-            "Only Struct objects supported for [{purpose}], found: {}",
-            class_name(other)
-        )),
+        other => Err(only(other, "Struct objects supported", purpose)),
     }
 }
 
@@ -31,11 +28,7 @@ pub(crate) fn require_struct_or_null<'a>(
     value: &'a Value,
     purpose: &str,
 ) -> Result<Option<&'a Struct>, String> {
-    if value.is_null() {
-        Ok(None)
-    } else {
-        require_struct(value, purpose).map(Some)
-    }
+    or_null(value, |v| require_struct(v, purpose))
 }
 
 /// A schemaless map, as Kafka's `Map<String, Object>`.
@@ -45,9 +38,10 @@ pub(crate) type Entries = Vec<(Value, Value)>;
 pub(crate) fn require_map<'a>(value: &'a Value, purpose: &str) -> Result<&'a Entries, String> {
     match value {
         Value::Map(m) => Ok(m),
-        other => Err(format!(
-            "Only Map objects supported in absence of schema for [{purpose}], found: {}",
-            class_name(other)
+        other => Err(only(
+            other,
+            "Map objects supported in absence of schema",
+            purpose,
         )),
     }
 }
@@ -57,10 +51,26 @@ pub(crate) fn require_map_or_null<'a>(
     value: &'a Value,
     purpose: &str,
 ) -> Result<Option<&'a Entries>, String> {
+    or_null(value, |v| require_map(v, purpose))
+}
+
+/// Kafka's `Requirements` message for a value of the wrong kind.
+fn only(found: &Value, supported: &str, purpose: &str) -> String {
+    format!(
+        "Only {supported} for [{purpose}], found: {}",
+        class_name(found)
+    )
+}
+
+/// `None` for null, else what `require` makes of the value (Kafka's `require…OrNull`).
+fn or_null<'a, T>(
+    value: &'a Value,
+    require: impl FnOnce(&'a Value) -> Result<T, String>,
+) -> Result<Option<T>, String> {
     if value.is_null() {
         Ok(None)
     } else {
-        require_map(value, purpose).map(Some)
+        require(value).map(Some)
     }
 }
 
@@ -166,6 +176,23 @@ pub(crate) fn key(
 /// `DefaultValue::Value` from text.
 pub(crate) fn default(text: &str) -> DefaultValue {
     DefaultValue::Value(text.to_string())
+}
+
+/// A required `LIST` key of high importance that must not be empty (`fields`, `headers`).
+pub(crate) fn required_list_key(name: &str, doc: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::List,
+        DefaultValue::Required,
+        Importance::High,
+        doc,
+    )
+    .validator(Validator::NonEmptyList)
+}
+
+/// The value of the `replace.null.with.default` key (`true` unless set otherwise).
+pub(crate) fn replace_null_with_default(config: &ParsedConfig) -> bool {
+    config.get_bool("replace.null.with.default").unwrap_or(true)
 }
 
 /// The `replace.null.with.default` key shared by several transformations.

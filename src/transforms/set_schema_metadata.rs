@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    field_value, key, parse_config, put, replace_null_with_default_key, require_schema,
-    RecordContext, Side, Transformation,
+    field_value, key, parse_config, put, replace_null_with_default, replace_null_with_default_key,
+    require_schema, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
 use crate::data::{Schema, SchemaType, Struct, Value};
@@ -55,7 +55,7 @@ impl SetSchemaMetadata {
             side,
             name: config.get_string("schema.name"),
             version: config.get_int("schema.version"),
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         };
         if t.name.is_none() && t.version.is_none() {
             return Err("Neither schema name nor version configured".to_string());

@@ -11,13 +11,12 @@ use std::collections::BTreeMap;
 use super::datefmt::DateFormat;
 use super::{
     copy_schema_basics, field_value, key, map_get, map_put, parse_config, put,
-    replace_null_with_default_key, require_map, require_struct_or_null, RecordContext, Side,
-    Transformation,
+    replace_null_with_default, replace_null_with_default_key, require_map, require_struct_or_null,
+    Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
-use crate::record::ConnectRecord;
 
 const PURPOSE: &str = "converting timestamp formats";
 const MILLIS_PER_DAY: i64 = 86_400_000;
@@ -162,7 +161,7 @@ impl TimestampConverter {
             target,
             format,
             precision,
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 
@@ -283,61 +282,55 @@ fn type_from_schema(schema: &Schema) -> Result<TsType, String> {
     })
 }
 
-impl Transformation for TimestampConverter {
-    fn apply(
-        &self,
-        record: ConnectRecord,
-        _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
-        let value = self.side.value(&record);
-        match self.side.schema(&record).cloned() {
-            None => {
-                let updated = if value.is_null() || self.field.is_empty() {
-                    self.convert(value, None)?
-                } else {
-                    let map = require_map(value, PURPOSE)?;
-                    let mut updated = map.clone();
-                    map_put(
-                        &mut updated,
-                        &self.field,
-                        self.convert(map_get(map, &self.field), None)?,
-                    );
-                    Value::Map(updated)
-                };
-                Ok(Some(self.side.with(record, None, updated)))
-            }
-            Some(schema) if self.field.is_empty() => {
-                let from = type_from_schema(&schema)?;
-                let updated_schema = self.target.schema(schema.optional);
-                let updated = self.convert(value, Some(from))?;
-                Ok(Some(self.side.with(record, Some(updated_schema), updated)))
-            }
-            Some(schema) => {
-                let s = require_struct_or_null(value, PURPOSE)?;
-                let mut b = copy_schema_basics(&schema, SchemaBuilder::struct_());
-                for f in &schema.fields {
-                    let field_schema = if f.name == self.field {
-                        self.target.schema(f.schema.optional)
-                    } else {
-                        f.schema.clone()
-                    };
-                    b = b.field(f.name.clone(), field_schema);
-                }
-                if schema.optional {
-                    b = b.optional();
-                }
-                if let Some(Value::Struct(d)) = &schema.default_value {
-                    let without_default = b.clone().build();
-                    if let Some(converted) = self.updated_struct(Some(d), &without_default)? {
-                        b = b.default_value(Value::Struct(converted));
-                    }
-                }
-                let updated_schema = b.build();
-                let updated = self.updated_struct(s, &updated_schema)?;
-                let v = updated.map_or(Value::Null, Value::Struct);
-                Ok(Some(self.side.with(record, Some(updated_schema), v)))
+impl SideTransformation for TimestampConverter {
+    const PASSES_NULL: bool = false;
+
+    fn side(&self) -> Side {
+        self.side
+    }
+
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+        if op.value.is_null() || self.field.is_empty() {
+            return self.convert(op.value, None);
+        }
+        let map = require_map(op.value, PURPOSE)?;
+        let mut updated = map.clone();
+        map_put(
+            &mut updated,
+            &self.field,
+            self.convert(map_get(map, &self.field), None)?,
+        );
+        Ok(Value::Map(updated))
+    }
+
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+        if self.field.is_empty() {
+            let from = type_from_schema(schema)?;
+            let updated = self.convert(op.value, Some(from))?;
+            return Ok((self.target.schema(schema.optional), updated));
+        }
+        let s = require_struct_or_null(op.value, PURPOSE)?;
+        let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
+        for f in &schema.fields {
+            let field_schema = if f.name == self.field {
+                self.target.schema(f.schema.optional)
+            } else {
+                f.schema.clone()
+            };
+            b = b.field(f.name.clone(), field_schema);
+        }
+        if schema.optional {
+            b = b.optional();
+        }
+        if let Some(Value::Struct(d)) = &schema.default_value {
+            let without_default = b.clone().build();
+            if let Some(converted) = self.updated_struct(Some(d), &without_default)? {
+                b = b.default_value(Value::Struct(converted));
             }
         }
+        let updated_schema = b.build();
+        let updated = self.updated_struct(s, &updated_schema)?;
+        Ok((updated_schema, updated.map_or(Value::Null, Value::Struct)))
     }
 }
 
@@ -451,13 +444,9 @@ mod tests {
                 ("unix.precision", "seconds"),
             ],
         );
-        let out = apply_ok(
+        let out = apply_map(
             &t,
-            record(
-                "t",
-                None,
-                map(&[("ts", Value::Int64(1_700_000_000)), ("x", Value::Int8(1))]),
-            ),
+            &[("ts", Value::Int64(1_700_000_000)), ("x", Value::Int8(1))],
         );
         // input longs are read with the same precision
         assert_eq!(
@@ -484,7 +473,7 @@ mod tests {
             apply_ok(&nanos, record("t", Some(ts_schema), Value::Int64(TS))).value,
             Value::Int64(TS * 1_000_000)
         );
-        let missing = apply_ok(&t, record("t", None, map(&[])));
+        let missing = apply_map(&t, &[]);
         assert_eq!(missing.value, map(&[("ts", Value::Null)]));
     }
 

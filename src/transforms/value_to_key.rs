@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 
 use super::{
-    field_value, key, map_get, parse_config, put, replace_null_with_default_key, require_map,
-    require_struct, RecordContext, Transformation,
+    field_value, map_get, parse_config, put, replace_null_with_default,
+    replace_null_with_default_key, require_map, require_struct, required_list_key, RecordContext,
+    Transformation,
 };
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::ConfigDef;
 use crate::data::{SchemaBuilder, Struct, Value};
 use crate::record::ConnectRecord;
 
@@ -23,16 +24,10 @@ impl ValueToKey {
     /// Kafka's `ValueToKey.CONFIG_DEF`.
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
-            .define(
-                key(
-                    "fields",
-                    ConfigType::List,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "Field names on the record value to extract as the record key.",
-                )
-                .validator(Validator::NonEmptyList),
-            )
+            .define(required_list_key(
+                "fields",
+                "Field names on the record value to extract as the record key.",
+            ))
             .define(replace_null_with_default_key())
     }
 
@@ -44,7 +39,7 @@ impl ValueToKey {
         let config = parse_config(&ValueToKey::config_def(), props)?;
         Ok(ValueToKey {
             fields: config.get_list("fields"),
-            replace_null_with_default: config.get_bool("replace.null.with.default").unwrap_or(true),
+            replace_null_with_default: replace_null_with_default(&config),
         })
     }
 }
