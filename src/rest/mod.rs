@@ -10,6 +10,7 @@
 mod connectors;
 mod loggers;
 mod plugins;
+mod topics;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -180,6 +181,14 @@ pub(crate) struct Request<'a> {
     pub(crate) segments: Vec<String>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) body: Body,
+    pub(crate) headers: &'a HeaderMap,
+}
+
+impl Request<'_> {
+    /// A header's value, when present and readable as text.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
 }
 
 async fn route(state: &ApiState, req: Request<'_>) -> Reply {
@@ -191,6 +200,8 @@ async fn route(state: &ApiState, req: Request<'_>) -> Reply {
         Some("health") if segs.len() == 1 => health(state, &req).await,
         Some("connectors") => connectors::route(state, &req, &segs[1..]).await,
         Some("connector-plugins") => plugins::route(state, &req, &segs[1..]).await,
+        Some("topics") => topics::route(state, &req, &segs[1..]).await,
+        Some("consumers") => Err(topics::consumers()),
         _ => Err(not_found()),
     };
     outcome.unwrap_or_else(|e| e)
@@ -350,6 +361,7 @@ where
                         segments,
                         query: query_pairs(query),
                         body: Body { bytes, json },
+                        headers,
                     };
                     route(state, req).await
                 }

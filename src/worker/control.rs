@@ -94,10 +94,21 @@ impl TaskControl {
     }
 }
 
-/// Wakes every registered sink task when records are appended to the log.
-#[derive(Debug, Default)]
+/// Wakes every registered sink task, and every async subscriber, when records are appended to the log.
+#[derive(Debug)]
 pub struct LogSignal {
     waiters: Mutex<Vec<Weak<TaskControl>>>,
+    /// Counts the appends, for async readers (REST long-polls) to wait on.
+    appends: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for LogSignal {
+    fn default() -> Self {
+        LogSignal {
+            waiters: Mutex::new(Vec::new()),
+            appends: tokio::sync::watch::Sender::new(0),
+        }
+    }
 }
 
 impl LogSignal {
@@ -108,8 +119,15 @@ impl LogSignal {
         waiters.push(Arc::downgrade(control));
     }
 
-    /// Wakes every registered task.
+    /// A receiver that sees a change at every later append: subscribe, read, then await `changed()`,
+    /// and no append in between is missed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.appends.subscribe()
+    }
+
+    /// Wakes every registered task and async subscriber.
     pub fn notify(&self) {
+        self.appends.send_modify(|n| *n = n.wrapping_add(1));
         let waiters = self.waiters.lock().expect("signal lock");
         for w in waiters.iter() {
             if let Some(c) = w.upgrade() {
