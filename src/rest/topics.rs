@@ -43,7 +43,9 @@ pub(crate) enum ProxyError {
     #[error("Consumer instance not found. liteconnect serves no consumer instances; read a partition with GET /topics/{{topic}}/partitions/{{partition}}/records.")]
     ConsumerInstanceNotFound,
     /// 40901: the topic is in use.
-    #[error("Topic {topic} is used by the connector(s) {connectors}; delete or reconfigure them first.")]
+    #[error(
+        "Topic {topic} is used by the connector(s) {connectors}; delete or reconfigure them first."
+    )]
     TopicInUse {
         /// The topic.
         topic: String,
@@ -175,7 +177,9 @@ impl Format {
             (Format::Binary, Json::String(s)) => base64::engine::general_purpose::STANDARD
                 .decode(s)
                 .map(Some)
-                .map_err(|e| ProxyError::Invalid(format!("The record's {field} is not base64: {e}"))),
+                .map_err(|e| {
+                    ProxyError::Invalid(format!("The record's {field} is not base64: {e}"))
+                }),
             (Format::Binary, _) => Err(ProxyError::Invalid(format!(
                 "The record's {field} must be a base64 string or null in {BINARY_V2}."
             ))),
@@ -200,7 +204,10 @@ pub(crate) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
         [t, "partitions"] => {
             only(m, &[Method::GET])?;
             let count = partitions_of(state, t).await?;
-            Ok(Reply::json(200, &(0..count).map(partition).collect::<Vec<_>>()))
+            Ok(Reply::json(
+                200,
+                &(0..count).map(partition).collect::<Vec<_>>(),
+            ))
         }
         [t, "partitions", p] => match *m {
             Method::GET => {
@@ -277,7 +284,10 @@ async fn existing_partition(state: &ApiState, topic: &str, p: &str) -> Result<To
     let count = partitions_of(state, topic).await?;
     let tp = parse_partition(topic, p)?;
     if tp.partition >= count {
-        return Err(ProxyError::PartitionNotFound(topic.to_string(), p.to_string()));
+        return Err(ProxyError::PartitionNotFound(
+            topic.to_string(),
+            p.to_string(),
+        ));
     }
     Ok(tp)
 }
@@ -402,9 +412,8 @@ fn query_number(req: &Request<'_>, key: &str, default: Option<u64>) -> Result<u6
                 "The query parameter {key} must be a non-negative integer, not {v:?}."
             ))
         }),
-        None => default.ok_or_else(|| {
-            ProxyError::Invalid(format!("The query parameter {key} is required."))
-        }),
+        None => default
+            .ok_or_else(|| ProxyError::Invalid(format!("The query parameter {key} is required."))),
     }
 }
 

@@ -74,9 +74,7 @@ impl Store {
 
     /// A topic's partition count, `None` when it does not exist.
     pub async fn partition_count(&self, topic: String) -> Result<Option<i32>, StorageError> {
-        self.reader
-            .call(move |c| partition_count(c, &topic))
-            .await
+        self.reader.call(move |c| partition_count(c, &topic)).await
     }
 
     /// The offsets of one partition, `None` when the partition does not exist.
@@ -84,9 +82,7 @@ impl Store {
         &self,
         tp: TopicPartition,
     ) -> Result<Option<PartitionOffsets>, StorageError> {
-        self.reader
-            .call(move |c| partition_offsets(c, &tp))
-            .await
+        self.reader.call(move |c| partition_offsets(c, &tp)).await
     }
 
     /// Up to `max` records of one partition from `from` on.
