@@ -425,14 +425,15 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
     let timeout = query_number(req, "timeout", Some(DEFAULT_TIMEOUT_MS))?.min(MAX_TIMEOUT_MS);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout);
     // Subscribed before the first read: an append after that read wakes the wait below.
-    let mut appended = state.herder.log_signal().subscribe();
+    let signal = state.herder.log_signal();
+    let mut appended = signal.subscribe();
     let records = loop {
         let records = state
             .herder
             .store()
             .read(tp.clone(), offset, MAX_RECORDS)
             .await?;
-        if !records.is_empty() {
+        if !records.is_empty() || signal.is_closed() {
             break records;
         }
         match tokio::time::timeout_at(deadline, appended.changed()).await {

@@ -100,6 +100,8 @@ pub struct LogSignal {
     waiters: Mutex<Vec<Weak<TaskControl>>>,
     /// Counts the appends, for async readers (REST long-polls) to wait on.
     appends: tokio::sync::watch::Sender<u64>,
+    /// Set at shutdown: async readers stop waiting.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Default for LogSignal {
@@ -107,6 +109,7 @@ impl Default for LogSignal {
         LogSignal {
             waiters: Mutex::new(Vec::new()),
             appends: tokio::sync::watch::Sender::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -123,6 +126,17 @@ impl LogSignal {
     /// and no append in between is missed.
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.appends.subscribe()
+    }
+
+    /// Ends the waits of async subscribers, now and later (the worker is shutting down).
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.appends.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// True once [`LogSignal::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Wakes every registered task and async subscriber.

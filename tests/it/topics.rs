@@ -272,6 +272,45 @@ async fn a_read_long_polls_until_a_record_is_appended() {
     f.w.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_ends_when_the_worker_shuts_down() {
+    let f = Fixture::start().await;
+    let w = f.w;
+    produce(
+        &w,
+        "/topics/lp",
+        JSON_V2,
+        json!({"records": [{"value": 0}]}),
+    )
+    .await;
+    let url = format!(
+        "{}/topics/lp/partitions/0/records?offset=1&timeout=300000",
+        w.url
+    );
+    let client = w.client.clone();
+    let read = tokio::spawn(async move {
+        let r = client.get(url).header("Accept", JSON_V2).send().await?;
+        r.json::<Json>().await
+    });
+    assert_holds_for("the read to wait", Duration::from_millis(300), || async {
+        !read.is_finished()
+    })
+    .await;
+    let started = Instant::now();
+    w.stop().await;
+    let records = tokio::time::timeout(DEADLINE, read)
+        .await
+        .expect("the read returned")
+        .unwrap()
+        .expect("the read was answered");
+    assert_eq!(records, json!([]));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the shutdown waited for the read: {:?}",
+        started.elapsed()
+    );
+}
+
 fn assert_error(answer: (u16, Json), code: u64) {
     let (status, body) = answer;
     assert_eq!(body["error_code"], code, "{body}");
