@@ -46,6 +46,8 @@ pub(crate) struct Reply {
     status: u16,
     body: Option<Json>,
     location: Option<String>,
+    /// The body's media type when not `application/json`.
+    content_type: Option<&'static str>,
 }
 
 impl Reply {
@@ -54,6 +56,7 @@ impl Reply {
             status,
             body: Some(serde_json::to_value(body).unwrap_or(Json::Null)),
             location: None,
+            content_type: None,
         }
     }
     pub(crate) fn empty(status: u16) -> Reply {
@@ -61,6 +64,7 @@ impl Reply {
             status,
             body: None,
             location: None,
+            content_type: None,
         }
     }
     pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
@@ -71,6 +75,10 @@ impl Reply {
     }
     pub(crate) fn with_location(mut self, location: String) -> Reply {
         self.location = Some(location);
+        self
+    }
+    pub(crate) fn with_content_type(mut self, content_type: &'static str) -> Reply {
+        self.content_type = Some(content_type);
         self
     }
 }
@@ -267,13 +275,14 @@ fn into_response(reply: Reply, head: bool) -> Response {
     if let Some(l) = &reply.location {
         builder = builder.header("Location", l.as_str());
     }
+    let content_type = HeaderValue::from_static(reply.content_type.unwrap_or("application/json"));
     let response = match reply.body {
         Some(body) if head => builder
-            .header("Content-Type", HeaderValue::from_static("application/json"))
+            .header("Content-Type", content_type)
             .header("Content-Length", body.to_string().len())
             .body("".into()),
         Some(body) => builder
-            .header("Content-Type", HeaderValue::from_static("application/json"))
+            .header("Content-Type", content_type)
             .body(body.to_string().into()),
         None => builder.body("".into()),
     };

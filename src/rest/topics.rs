@@ -21,6 +21,8 @@ use crate::storage::{
 const JSON_V2: &str = "application/vnd.kafka.json.v2+json";
 /// The content type of binary-embedded records (keys and values are base64).
 const BINARY_V2: &str = "application/vnd.kafka.binary.v2+json";
+/// The media type of REST Proxy v2's answers other than records.
+const V2: &str = "application/vnd.kafka.v2+json";
 /// `max_bytes` when a read does not give it.
 const DEFAULT_MAX_BYTES: u64 = 1 << 20;
 /// `timeout` (ms) when a read does not give it.
@@ -189,6 +191,14 @@ impl Format {
 
 /// Routes `/topics/...` (`segs` without the leading `topics`).
 pub(crate) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) -> super::Result {
+    let typed = |reply: Reply| match reply.content_type {
+        Some(_) => reply,
+        None => reply.with_content_type(V2),
+    };
+    routed(state, req, segs).await.map(typed).map_err(typed)
+}
+
+async fn routed(state: &ApiState, req: &Request<'_>, segs: &[&str]) -> super::Result {
     let m = req.method;
     match segs {
         [] => {
@@ -451,7 +461,11 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
         }
         out.push(record_json(format, r)?);
     }
-    Ok(Reply::json(200, &out))
+    let media_type = match format {
+        Format::Json => JSON_V2,
+        Format::Binary => BINARY_V2,
+    };
+    Ok(Reply::json(200, &out).with_content_type(media_type))
 }
 
 fn record_json(format: Format, r: &LogRecord) -> Result<Json> {

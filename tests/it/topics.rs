@@ -57,7 +57,12 @@ async fn get_as(w: &TestWorker, path: &str, accept: &str) -> (u16, Json) {
         .await
         .expect("request");
     let status = r.status().as_u16();
-    (status, r.json().await.expect("JSON body"))
+    let media_type = r.headers().get("content-type").cloned();
+    let body: Json = r.json().await.expect("JSON body");
+    if status == 200 && [JSON_V2, BINARY_V2].contains(&accept) {
+        assert_eq!(media_type.unwrap(), accept, "{body}");
+    }
+    (status, body)
 }
 
 fn offsets_of(answer: &Json) -> Vec<(i64, i64)> {
@@ -123,6 +128,8 @@ async fn json_and_binary_records_round_trip() {
     let body = json!({"records": [{"key": "k1", "value": {"a": 1}}, {"value": [1, "two"]}]});
     let (s, answer) = produce(w, "/topics/j", JSON_V2, body).await;
     assert_eq!(s, 200, "{answer}");
+    let (_, _, headers) = w.request(reqwest::Method::GET, "/topics/j", None).await;
+    assert_eq!(headers["content-type"], "application/vnd.kafka.v2+json");
     assert_eq!(answer["key_schema_id"], Json::Null);
     assert_eq!(answer["value_schema_id"], Json::Null);
     assert_eq!(offsets_of(&answer), vec![(0, 0), (0, 1)]);
