@@ -329,6 +329,20 @@ async fn describe(state: &ApiState, topic: &str) -> Result {
     ))
 }
 
+/// Kafka's rule for a topic name (`Topic.validate`): 1 to 249 characters of `[a-zA-Z0-9._-]`, not `.`
+/// or `..`; 42201 otherwise.
+fn check_topic_name(topic: &str) -> Result<()> {
+    let legal = topic
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !legal || topic.is_empty() || topic.len() > 249 || topic == "." || topic == ".." {
+        return Err(ProxyError::Invalid(format!(
+            "Invalid topic name {topic:?}: a topic name has 1 to 249 characters of [a-zA-Z0-9._-] and is not '.' or '..'."
+        )));
+    }
+    Ok(())
+}
+
 /// A produce request's body.
 #[derive(Debug, Deserialize)]
 struct ProduceRequest {
@@ -353,6 +367,7 @@ fn produce_records(
     partition: Option<i32>,
 ) -> Result<Vec<ProducedRecord>> {
     let format = Format::of_body(req)?;
+    check_topic_name(topic)?;
     let body: ProduceRequest = serde_json::from_slice(&req.body.bytes)
         .map_err(|e| ProxyError::Invalid(format!("Invalid request body: {e}")))?;
     if body.records.is_empty() {
@@ -389,6 +404,7 @@ async fn produce(
     partition: Option<i32>,
 ) -> Result {
     let records = produce_records(req, topic, partition)?;
+    let highest = records.iter().filter_map(|r| r.partition).max();
     let batch = AppendBatch {
         records,
         ..AppendBatch::default()
@@ -396,7 +412,7 @@ async fn produce(
     let assigned = match state.herder.store().append(batch).await {
         Ok(assigned) => assigned,
         Err(StorageError::Conflict(_)) => {
-            let p = partition.map_or_else(|| "of a record".to_string(), |p| p.to_string());
+            let p = highest.map_or_else(String::new, |p| p.to_string());
             return Err(ProxyError::PartitionNotFound(topic.to_string(), p));
         }
         Err(e) => return Err(e.into()),

@@ -376,6 +376,8 @@ async fn errors_carry_rest_proxy_codes() {
             42201,
         );
     }
+    let bad_name = json!({"records": [{"value": 1}]});
+    assert_error(produce(w, "/topics/a%20b", JSON_V2, bad_name).await, 42201);
     assert_error(w.get("/topics/t/partitions/0/records").await, 42201);
     assert_error(
         w.get("/topics/t/partitions/0/records?offset=-1").await,
