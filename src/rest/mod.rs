@@ -481,6 +481,19 @@ pub mod bodies {
             .map_err(message)
     }
 
+    /// `POST /topics/{t}` with a JSON (`binary` false) or binary embedded body; the error is the
+    /// 42201 message.
+    pub fn produce(body: &[u8], binary: bool) -> Result<(), String> {
+        let format = if binary {
+            super::topics::Format::Binary
+        } else {
+            super::topics::Format::Json
+        };
+        super::topics::produce_records(format, body, "topic", None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
     /// `PATCH /connectors/{c}/offsets`.
     pub fn offsets(body: &[u8]) -> Result<(), String> {
         super::parse_body::<crate::herder::ConnectorOffsets>(&json(body))

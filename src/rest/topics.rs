@@ -111,8 +111,10 @@ type Result<T = Reply> = std::result::Result<T, ProxyError>;
 
 /// How keys and values are embedded in a request or an answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Format {
+pub(crate) enum Format {
+    /// `application/vnd.kafka.json.v2+json`.
     Json,
+    /// `application/vnd.kafka.binary.v2+json`.
     Binary,
 }
 
@@ -361,14 +363,14 @@ struct ProduceRecord {
 }
 
 /// Reads a produce body into the records to append.
-fn produce_records(
-    req: &Request<'_>,
+pub(crate) fn produce_records(
+    format: Format,
+    body: &[u8],
     topic: &str,
     partition: Option<i32>,
 ) -> Result<Vec<ProducedRecord>> {
-    let format = Format::of_body(req)?;
     check_topic_name(topic)?;
-    let body: ProduceRequest = serde_json::from_slice(&req.body.bytes)
+    let body: ProduceRequest = serde_json::from_slice(body)
         .map_err(|e| ProxyError::Invalid(format!("Invalid request body: {e}")))?;
     if body.records.is_empty() {
         return Err(ProxyError::Invalid(
@@ -403,7 +405,7 @@ async fn produce(
     topic: &str,
     partition: Option<i32>,
 ) -> Result {
-    let records = produce_records(req, topic, partition)?;
+    let records = produce_records(Format::of_body(req)?, &req.body.bytes, topic, partition)?;
     let highest = records.iter().filter_map(|r| r.partition).max();
     let batch = AppendBatch {
         records,
@@ -540,4 +542,56 @@ async fn delete(state: &ApiState, topic: &str) -> Result {
         return Err(ProxyError::TopicNotFound(topic.to_string()));
     }
     Ok(Reply::empty(204))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn produce_bodies_become_the_stored_bytes() {
+        let body = br#"{"records":[{"key":"k","value":{"a":1},"partition":0},{"value":null}]}"#;
+        let records = produce_records(Format::Json, body, "t", None).expect("valid");
+        assert_eq!(records[0].key.as_deref(), Some(&b"\"k\""[..]));
+        assert_eq!(records[0].value.as_deref(), Some(&b"{\"a\":1}"[..]));
+        assert_eq!(records[0].partition, Some(0));
+        assert_eq!(records[1].value, None);
+        let body = br#"{"records":[{"value":"AAE="}]}"#;
+        let records = produce_records(Format::Binary, body, "t", Some(2)).expect("valid");
+        assert_eq!(records[0].value.as_deref(), Some(&[0u8, 1][..]));
+        assert_eq!(records[0].partition, Some(2));
+        for (format, body, topic) in [
+            (Format::Json, &b"{"[..], "t"),
+            (Format::Json, br#"{"records":[]}"#, "t"),
+            (
+                Format::Json,
+                br#"{"records":[{"value":1,"partition":-1}]}"#,
+                "t",
+            ),
+            (Format::Binary, br#"{"records":[{"value":"*"}]}"#, "t"),
+            (Format::Json, br#"{"records":[{"value":1}]}"#, ".."),
+            (Format::Json, br#"{"records":[{"value":1}]}"#, "a/b"),
+        ] {
+            let e = produce_records(format, body, topic, None).expect_err("invalid");
+            assert_eq!(e.code(), 42201, "{e}");
+        }
+    }
+
+    #[test]
+    fn media_types_pick_the_format() {
+        assert_eq!(Format::of(JSON_V2), Some(Format::Json));
+        assert_eq!(
+            Format::of("application/vnd.kafka.binary.v2+json; charset=utf-8"),
+            Some(Format::Binary)
+        );
+        assert_eq!(Format::of("application/json"), None);
+    }
+
+    #[test]
+    fn error_statuses_are_the_codes_first_three_digits() {
+        let reply = Reply::from(ProxyError::TopicNotFound("t".into()));
+        assert_eq!(reply.status, 404);
+        assert_eq!(reply.body.unwrap()["error_code"], 40401);
+        assert_eq!(Reply::from(ProxyError::NotAcceptable).status, 406);
+    }
 }

@@ -193,4 +193,18 @@ mod tests {
             "the append did not wake the task"
         );
     }
+
+    #[test]
+    fn log_signal_changes_subscribers_and_closes() {
+        let signal = LogSignal::default();
+        let mut rx = signal.subscribe();
+        assert!(!rx.has_changed().unwrap());
+        signal.notify();
+        assert!(rx.has_changed().unwrap());
+        rx.mark_unchanged();
+        assert!(!signal.is_closed());
+        signal.close();
+        assert!(rx.has_changed().unwrap());
+        assert!(signal.is_closed());
+    }
 }
