@@ -443,3 +443,54 @@ async fn delete_is_refused_while_a_connector_uses_the_topic() {
     assert_eq!(offsets_of(&answer), vec![(0, 0)]);
     f.w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_topic_routes_are_behind_basic_auth() {
+    let dir = tempdir();
+    let creds = dir.path().join("creds.properties");
+    std::fs::write(&creds, "u: p\n").unwrap();
+    let c = creds.display().to_string();
+    let settings = [
+        (
+            "rest.extension.classes",
+            "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+        ),
+        ("rest.basic.auth.credentials.file", c.as_str()),
+    ];
+    let w = TestWorker::launch(dir.path(), &settings, Vec::new(), |url| {
+        Client::new(url).basic_auth("u", "p")
+    })
+    .await
+    .expect("the worker starts");
+    let body = json!({"records": [{"value": 1}]}).to_string();
+    let anonymous = w.api.anonymous();
+    for (method, path) in [
+        (reqwest::Method::GET, "/topics"),
+        (reqwest::Method::POST, "/topics/t"),
+        (
+            reqwest::Method::GET,
+            "/topics/t/partitions/0/records?offset=0",
+        ),
+        (reqwest::Method::DELETE, "/topics/t"),
+    ] {
+        let r = anonymous
+            .request(method.clone(), path)
+            .header("Content-Type", JSON_V2)
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "{method} {path}");
+    }
+    let r = w
+        .api
+        .request(reqwest::Method::POST, "/topics/t")
+        .header("Content-Type", JSON_V2)
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(w.get("/topics").await, (200, json!(["t"])));
+    w.stop().await;
+}
