@@ -66,6 +66,14 @@ pub(crate) enum ProxyError {
     /// 50002: the log could not be read or written.
     #[error("{0}")]
     Storage(StorageError),
+    /// 50002: a record asked for as JSON is not JSON.
+    #[error("The record at offset {offset} could not be read as JSON ({cause}); read it as {BINARY_V2}.")]
+    NotJson {
+        /// The record's offset.
+        offset: i64,
+        /// What the JSON parser reported.
+        cause: String,
+    },
     /// 50003: the log is full (`log.buffer.full.policy=pause`); try again later.
     #[error("{0}")]
     Retriable(String),
@@ -81,7 +89,7 @@ impl ProxyError {
             ProxyError::NotAcceptable => 406,
             ProxyError::UnsupportedMediaType => 415,
             ProxyError::Invalid(_) => 42201,
-            ProxyError::Storage(_) => 50002,
+            ProxyError::Storage(_) | ProxyError::NotJson { .. } => 50002,
             ProxyError::Retriable(_) => 50003,
         }
     }
@@ -158,7 +166,7 @@ impl Format {
         }
     }
 
-    fn encode(self, bytes: Option<&[u8]>) -> Result<Json> {
+    fn encode(self, offset: i64, bytes: Option<&[u8]>) -> Result<Json> {
         let Some(bytes) = bytes else {
             return Ok(Json::Null);
         };
@@ -166,10 +174,9 @@ impl Format {
             Format::Binary => Ok(Json::String(
                 base64::engine::general_purpose::STANDARD.encode(bytes),
             )),
-            Format::Json => serde_json::from_slice(bytes).map_err(|e| {
-                ProxyError::Storage(StorageError::Conflict(format!(
-                    "A record could not be read as JSON ({e}); read it as {BINARY_V2}."
-                )))
+            Format::Json => serde_json::from_slice(bytes).map_err(|e| ProxyError::NotJson {
+                offset,
+                cause: e.to_string(),
             }),
         }
     }
@@ -489,8 +496,8 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
 fn record_json(format: Format, r: &LogRecord) -> Result<Json> {
     Ok(json!({
         "topic": r.topic,
-        "key": format.encode(r.key.as_deref())?,
-        "value": format.encode(r.value.as_deref())?,
+        "key": format.encode(r.offset, r.key.as_deref())?,
+        "value": format.encode(r.offset, r.value.as_deref())?,
         "partition": r.partition,
         "offset": r.offset,
     }))

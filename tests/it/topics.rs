@@ -389,6 +389,11 @@ async fn errors_carry_rest_proxy_codes() {
         1
     );
 
+    let text = json!({"records": [{"value": b64(b"plain text")}]});
+    produce(w, "/topics/b", BINARY_V2, text).await;
+    let read = get_as(w, "/topics/b/partitions/0/records?offset=0", JSON_V2).await;
+    assert_error(read, 50002);
+
     let (s, body) = produce(w, "/topics/t", "application/json", one).await;
     assert_eq!((s, body["error_code"].clone()), (415, json!(415)));
     let (s, body) = get_as(w, "/topics/t/partitions/0/records?offset=0", "text/plain").await;
