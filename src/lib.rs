@@ -297,6 +297,8 @@ impl Running {
     /// offsets), then closes the database.
     async fn shut_down(self) {
         let _ = self.stop.send(true);
+        // Long-polling reads of the topic log answer now rather than hold the servers' shutdown.
+        self.herder.log_signal().close();
         if let Some(r) = self.retention {
             let _ = r.await;
         }

@@ -9,4 +9,6 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = bodies::connector_config(data);
     let _ = bodies::offsets(data);
+    let _ = bodies::produce(data, false);
+    let _ = bodies::produce(data, true);
 });

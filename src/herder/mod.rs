@@ -133,6 +133,11 @@ impl Herder {
         &self.store
     }
 
+    /// What wakes readers of the topic log when records are appended.
+    pub fn log_signal(&self) -> &Arc<crate::worker::LogSignal> {
+        self.worker.log_signal()
+    }
+
     /// True once start-up (stored connectors and command-line files) has completed.
     pub fn is_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire)

@@ -10,6 +10,7 @@
 mod connectors;
 mod loggers;
 mod plugins;
+mod topics;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -45,6 +46,8 @@ pub(crate) struct Reply {
     status: u16,
     body: Option<Json>,
     location: Option<String>,
+    /// The body's media type when not `application/json`.
+    content_type: Option<&'static str>,
 }
 
 impl Reply {
@@ -53,6 +56,7 @@ impl Reply {
             status,
             body: Some(serde_json::to_value(body).unwrap_or(Json::Null)),
             location: None,
+            content_type: None,
         }
     }
     pub(crate) fn empty(status: u16) -> Reply {
@@ -60,6 +64,7 @@ impl Reply {
             status,
             body: None,
             location: None,
+            content_type: None,
         }
     }
     pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
@@ -70,6 +75,10 @@ impl Reply {
     }
     pub(crate) fn with_location(mut self, location: String) -> Reply {
         self.location = Some(location);
+        self
+    }
+    pub(crate) fn with_content_type(mut self, content_type: &'static str) -> Reply {
+        self.content_type = Some(content_type);
         self
     }
 }
@@ -180,6 +189,14 @@ pub(crate) struct Request<'a> {
     pub(crate) segments: Vec<String>,
     pub(crate) query: Vec<(String, String)>,
     pub(crate) body: Body,
+    pub(crate) headers: &'a HeaderMap,
+}
+
+impl Request<'_> {
+    /// A header's value, when present and readable as text.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
 }
 
 async fn route(state: &ApiState, req: Request<'_>) -> Reply {
@@ -191,6 +208,8 @@ async fn route(state: &ApiState, req: Request<'_>) -> Reply {
         Some("health") if segs.len() == 1 => health(state, &req).await,
         Some("connectors") => connectors::route(state, &req, &segs[1..]).await,
         Some("connector-plugins") => plugins::route(state, &req, &segs[1..]).await,
+        Some("topics") => topics::route(state, &req, &segs[1..]).await,
+        Some("consumers") => Err(topics::consumers()),
         _ => Err(not_found()),
     };
     outcome.unwrap_or_else(|e| e)
@@ -256,13 +275,14 @@ fn into_response(reply: Reply, head: bool) -> Response {
     if let Some(l) = &reply.location {
         builder = builder.header("Location", l.as_str());
     }
+    let content_type = HeaderValue::from_static(reply.content_type.unwrap_or("application/json"));
     let response = match reply.body {
         Some(body) if head => builder
-            .header("Content-Type", HeaderValue::from_static("application/json"))
+            .header("Content-Type", content_type)
             .header("Content-Length", body.to_string().len())
             .body("".into()),
         Some(body) => builder
-            .header("Content-Type", HeaderValue::from_static("application/json"))
+            .header("Content-Type", content_type)
             .body(body.to_string().into()),
         None => builder.body("".into()),
     };
@@ -350,6 +370,7 @@ where
                         segments,
                         query: query_pairs(query),
                         body: Body { bytes, json },
+                        headers,
                     };
                     route(state, req).await
                 }
@@ -458,6 +479,19 @@ pub mod bodies {
         super::connectors::config_map(map)
             .map(|_| ())
             .map_err(message)
+    }
+
+    /// `POST /topics/{t}` with a JSON (`binary` false) or binary embedded body; the error is the
+    /// 42201 message.
+    pub fn produce(body: &[u8], binary: bool) -> Result<(), String> {
+        let format = if binary {
+            super::topics::Format::Binary
+        } else {
+            super::topics::Format::Json
+        };
+        super::topics::produce_records(format, body, "topic", None)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
     }
 
     /// `PATCH /connectors/{c}/offsets`.

@@ -10,6 +10,7 @@ mod lock;
 mod log;
 mod open;
 mod queries;
+mod topics;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use serde_json::Value as Json;
 
 pub use log::{AppendBatch, LogRecord, ProducedRecord, TopicPartition};
 pub use queries::{StoredConnector, StoredStatus};
+pub use topics::PartitionOffsets;
 
 use crate::model::TargetState;
 use db::DbThread;

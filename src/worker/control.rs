@@ -94,10 +94,24 @@ impl TaskControl {
     }
 }
 
-/// Wakes every registered sink task when records are appended to the log.
-#[derive(Debug, Default)]
+/// Wakes every registered sink task, and every async subscriber, when records are appended to the log.
+#[derive(Debug)]
 pub struct LogSignal {
     waiters: Mutex<Vec<Weak<TaskControl>>>,
+    /// Counts the appends, for async readers (REST long-polls) to wait on.
+    appends: tokio::sync::watch::Sender<u64>,
+    /// Set at shutdown: async readers stop waiting.
+    closed: std::sync::atomic::AtomicBool,
+}
+
+impl Default for LogSignal {
+    fn default() -> Self {
+        LogSignal {
+            waiters: Mutex::new(Vec::new()),
+            appends: tokio::sync::watch::Sender::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
 }
 
 impl LogSignal {
@@ -108,8 +122,26 @@ impl LogSignal {
         waiters.push(Arc::downgrade(control));
     }
 
-    /// Wakes every registered task.
+    /// A receiver that sees a change at every later append: subscribe, read, then await `changed()`,
+    /// and no append in between is missed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.appends.subscribe()
+    }
+
+    /// Ends the waits of async subscribers, now and later (the worker is shutting down).
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.appends.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// True once [`LogSignal::close`] was called.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Wakes every registered task and async subscriber.
     pub fn notify(&self) {
+        self.appends.send_modify(|n| *n = n.wrapping_add(1));
         let waiters = self.waiters.lock().expect("signal lock");
         for w in waiters.iter() {
             if let Some(c) = w.upgrade() {
@@ -160,5 +192,19 @@ mod tests {
             waited < Duration::from_secs(30),
             "the append did not wake the task"
         );
+    }
+
+    #[test]
+    fn log_signal_changes_subscribers_and_closes() {
+        let signal = LogSignal::default();
+        let mut rx = signal.subscribe();
+        assert!(!rx.has_changed().unwrap());
+        signal.notify();
+        assert!(rx.has_changed().unwrap());
+        rx.mark_unchanged();
+        assert!(!signal.is_closed());
+        signal.close();
+        assert!(rx.has_changed().unwrap());
+        assert!(signal.is_closed());
     }
 }

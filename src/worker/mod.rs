@@ -155,6 +155,11 @@ impl Worker {
         }
     }
 
+    /// What wakes readers of the topic log when records are appended.
+    pub fn log_signal(&self) -> &Arc<LogSignal> {
+        &self.log_signal
+    }
+
     /// The worker config.
     pub fn config(&self) -> &Arc<WorkerConfig> {
         &self.config

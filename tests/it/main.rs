@@ -18,5 +18,6 @@ mod rest_api;
 mod rest_polish;
 mod security;
 mod task_cap;
+mod topics;
 mod transforms;
 mod verifiable;
