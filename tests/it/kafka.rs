@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use liteconnect::connectors::kafka::sink::KafkaSinkTask;
+use liteconnect::connectors::{Props, SinkTask, TaskError};
+use liteconnect::data::Value;
+use liteconnect::record::{ConnectRecord, SinkRecord};
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders};
@@ -424,6 +428,68 @@ async fn broker_down_and_back_loses_nothing() {
     })
     .await;
     w.stop().await;
+}
+
+/// The sink task alone through an outage long enough for the first records to reach their delivery
+/// timeout while later ones have not: once the cluster is back, the later records must not reach Kafka
+/// ahead of the earlier ones, which the worker hands over again after the failed flush.
+#[test]
+fn records_past_their_timeout_in_an_outage_are_not_overtaken() {
+    let cluster = mock();
+    cluster.create_topic("late", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let config: Props = [
+        ("name", "sink"),
+        ("topics", "late"),
+        ("bootstrap.servers", bootstrap.as_str()),
+        ("message.timeout.ms", "4000"),
+        ("reconnect.backoff.max.ms", "100"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let lines = numbered("late", 0..10);
+    let records = |range: std::ops::Range<usize>| -> Vec<SinkRecord> {
+        range
+            .map(|i| {
+                let mut record = ConnectRecord::new("late", None, Value::String(lines[i].clone()));
+                record.kafka_partition = Some(0);
+                SinkRecord {
+                    record,
+                    kafka_offset: i as i64,
+                }
+            })
+            .collect()
+    };
+    let mut task = KafkaSinkTask::default();
+    task.start(&config).unwrap();
+    cluster.broker_down(1).unwrap();
+    // The scenario is one of elapsed time: the first half is put 3 s before the second, and the cluster
+    // comes back after the first half's timeout (librdkafka checks timeouts once a second), well before the
+    // second half's.
+    let outage = Instant::now();
+    task.put(&records(0..5)).unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    task.put(&records(5..10)).unwrap();
+    std::thread::sleep(Duration::from_millis(5200).saturating_sub(outage.elapsed()));
+    cluster.broker_up(1).unwrap();
+    let some = read_topic(&bootstrap, &[], "late", 1, LONG, |g| !g.is_empty());
+    assert!(!some.is_empty(), "delivery resumed");
+    // As the worker does: after a failed flush, everything since the last commit is put again.
+    let deadline = Instant::now() + LONG;
+    while let Err(e) = task.flush() {
+        assert!(matches!(e, TaskError::Retriable(_)), "{e:?}");
+        assert!(Instant::now() < deadline, "still failing: {e:?}");
+        task.put(&records(0..10)).unwrap();
+    }
+    task.stop();
+    let got = read_topic(&bootstrap, &[], "late", 1, LONG, |g| {
+        tally(g, &lines).0 == 10
+    });
+    let values: Vec<&str> = got.iter().map(|g| g.value.as_str()).collect();
+    let (distinct, _, ordered) = tally(&got, &lines);
+    assert_eq!(distinct, 10, "nothing lost: {values:?}");
+    assert!(ordered, "first arrivals in order: {values:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

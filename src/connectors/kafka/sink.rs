@@ -6,8 +6,14 @@
 //! While the cluster is unreachable, `flush` reports a retriable error naming the cause: nothing is
 //! committed, the records stay in the local log, and the worker tries again with backoff until the cluster
 //! is back (store-and-forward).
+//!
+//! The delivery timeout (`message.timeout.ms`, or its alias `delivery.timeout.ms`) is enforced here rather
+//! than by librdkafka, which times out the oldest records of a partition while keeping the later ones,
+//! and so would deliver those later ones first once the cluster is back. When the oldest record still
+//! unacknowledged has waited that long, everything the producer holds is withdrawn at once and produced
+//! again from the last committed offsets, in order.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,12 +35,17 @@ use crate::record::SinkRecord;
 const QUEUE_WAIT: Duration = Duration::from_secs(5);
 /// How long one `flush` waits for acknowledgments before reporting what is still missing.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(3);
+/// The producer keys of the delivery timeout (aliases; the later one in the settings wins).
+const TIMEOUT_KEYS: [&str; 2] = ["message.timeout.ms", "delivery.timeout.ms"];
+/// librdkafka's default delivery timeout, kept as the sink's default.
+const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
 
 /// Delivery bookkeeping shared with the producer's callbacks.
 #[derive(Debug, Default)]
 struct Deliveries {
-    /// Records handed to the producer whose delivery report has not come yet.
-    pending: u64,
+    /// Records handed to the producer whose delivery report has not come yet: when each was handed over,
+    /// by its send number (so the first entry is the oldest).
+    pending: BTreeMap<usize, Instant>,
     /// Failed deliveries since the last flush.
     failed: u64,
     /// The first failure since the last flush.
@@ -58,10 +69,11 @@ impl ClientContext for SinkContext {
 }
 
 impl ProducerContext for SinkContext {
-    type DeliveryOpaque = ();
-    fn delivery(&self, result: &DeliveryResult<'_>, _opaque: ()) {
+    /// The record's send number.
+    type DeliveryOpaque = usize;
+    fn delivery(&self, result: &DeliveryResult<'_>, sent: usize) {
         let mut d = self.deliveries.lock().expect("deliveries lock");
-        d.pending = d.pending.saturating_sub(1);
+        d.pending.remove(&sent);
         match result {
             Ok(_) => self.client.last_error.clear(),
             Err((error, message)) => {
@@ -89,6 +101,10 @@ pub struct KafkaSinkTask {
     /// Per local topic partition, the last offset handed to the producer since the last successful flush:
     /// a batch the worker hands over again after a rewind is not produced twice.
     enqueued: HashMap<(String, i32), i64>,
+    /// The delivery timeout the sink enforces (`None`: wait for ever).
+    timeout: Option<Duration>,
+    /// The send number of the next record handed to the producer.
+    next_send: usize,
 }
 
 fn bytes_of<'a>(what: &str, value: &'a Value) -> Result<Option<&'a [u8]>, TaskError> {
@@ -114,13 +130,63 @@ impl KafkaSinkTask {
             ("enable.idempotence", "true"),
             ("partitioner", "murmur2_random"),
         ];
-        settings.extend(client::producer_settings(&self.config));
+        settings.extend(
+            client::producer_settings(&self.config)
+                .into_iter()
+                .filter(|(k, _)| !TIMEOUT_KEYS.contains(k)),
+        );
+        // librdkafka never times records out by itself: see the module's documentation.
+        settings.push((TIMEOUT_KEYS[0], "0"));
         let producer: BaseProducer<SinkContext> = client::client_config("producer", settings)
             .map_err(|e| TaskError::Fatal(e.message))?
             .create_with_context(context)
             .map_err(|e| TaskError::fatal(format!("Could not create the Kafka producer: {e}")))?;
         self.producer = Some(producer);
         Ok(())
+    }
+
+    /// Whether the oldest record still unacknowledged has waited longer than the delivery timeout.
+    fn timed_out(&self) -> bool {
+        let d = self.deliveries();
+        self.timeout.is_some_and(|t| {
+            d.pending
+                .first_key_value()
+                .is_some_and(|(_, since)| since.elapsed() >= t)
+        })
+    }
+
+    /// Withdraws everything the producer still holds (queued and in flight) after `count` records failed
+    /// (`why`: the cause, when not a delivery report's), and reports it: the worker rewinds to the last
+    /// committed offsets and everything after them is produced again, in order. A producer that hit a
+    /// fatal error is replaced.
+    fn withdraw(&mut self, count: u64, why: Option<String>) -> Result<(), TaskError> {
+        let producer = self
+            .producer
+            .as_ref()
+            .ok_or_else(|| TaskError::fatal("not started"))?;
+        producer.purge(PurgeConfig::default().queue().inflight());
+        let drain = Instant::now() + Duration::from_secs(10);
+        while !self.deliveries().pending.is_empty() && Instant::now() < drain {
+            producer.poll(Duration::from_millis(20));
+        }
+        let fatal = producer.client().fatal_error();
+        let first = {
+            let mut d = self.deliveries();
+            d.failed = 0;
+            d.pending.clear();
+            let first = d.first_failure.take().unwrap_or_default();
+            why.unwrap_or(first)
+        };
+        self.enqueued.clear();
+        let cause = self.cause();
+        if let Some((code, reason)) = fatal {
+            tracing::warn!(%code, %reason, "The Kafka producer hit a fatal error; creating a new one.");
+            self.producer = None;
+            self.create_producer()?;
+        }
+        Err(TaskError::Retriable(format!(
+            "{count} records were not delivered to Kafka ({first}){cause}; they will be sent again from the last committed offsets"
+        )))
     }
 
     fn deliveries(&self) -> std::sync::MutexGuard<'_, Deliveries> {
@@ -166,6 +232,7 @@ impl SinkTask for KafkaSinkTask {
             .get(super::TOPIC_FORMAT)
             .cloned()
             .unwrap_or_else(|| "${topic}".into());
+        self.timeout = delivery_timeout(&client::producer_settings(config))?;
         self.keep_partition = config
             .get(super::PARTITIONING)
             .is_none_or(|p| p.trim().eq_ignore_ascii_case("keep"));
@@ -205,7 +272,9 @@ impl SinkTask for KafkaSinkTask {
                     value: bytes_of("header", &h.value)?,
                 });
             }
-            let mut record: BaseRecord<'_, [u8], [u8], ()> = BaseRecord::to(&topic);
+            let sent = self.next_send;
+            let mut record: BaseRecord<'_, [u8], [u8], usize> =
+                BaseRecord::with_opaque_to(&topic, sent);
             if let Some(k) = key {
                 record = record.key(k);
             }
@@ -261,7 +330,8 @@ impl SinkTask for KafkaSinkTask {
                     }
                 }
             }
-            self.deliveries().pending += 1;
+            self.deliveries().pending.insert(sent, Instant::now());
+            self.next_send = sent.wrapping_add(1);
             self.enqueued.insert(tp, r.kafka_offset);
         }
         if let Some(p) = &self.producer {
@@ -278,42 +348,28 @@ impl SinkTask for KafkaSinkTask {
         loop {
             {
                 let d = self.deliveries();
-                if d.failed > 0 || d.pending == 0 || Instant::now() >= deadline {
+                if d.failed > 0 || d.pending.is_empty() || Instant::now() >= deadline {
                     break;
                 }
             }
+            // Polled first: delivery reports that already came are not counted as timed out.
             producer.poll(Duration::from_millis(20));
+            if self.timed_out() {
+                break;
+            }
         }
         self.check_refused()?;
         let (failed, pending) = {
             let d = self.deliveries();
-            (d.failed, d.pending)
+            (d.failed, d.pending.len())
         };
         if failed > 0 {
-            // Drop whatever is still queued: the worker rewinds and everything after the last commit is
-            // produced again, in order.
-            producer.purge(PurgeConfig::default().queue().inflight());
-            let drain = Instant::now() + Duration::from_secs(10);
-            while self.deliveries().pending > 0 && Instant::now() < drain {
-                producer.poll(Duration::from_millis(20));
-            }
-            let fatal = producer.client().fatal_error();
-            let first = {
-                let mut d = self.deliveries();
-                d.failed = 0;
-                d.pending = 0;
-                d.first_failure.take().unwrap_or_default()
-            };
-            self.enqueued.clear();
-            let cause = self.cause();
-            if let Some((code, reason)) = fatal {
-                tracing::warn!(%code, %reason, "The Kafka producer hit a fatal error; creating a new one.");
-                self.producer = None;
-                self.create_producer()?;
-            }
-            return Err(TaskError::Retriable(format!(
-                "{failed} records were not delivered to Kafka ({first}){cause}; they will be sent again from the last committed offsets"
-            )));
+            return self.withdraw(failed, None);
+        }
+        if self.timed_out() {
+            let timeout = self.timeout.unwrap_or_default().as_millis();
+            let why = format!("none acknowledged within message.timeout.ms, {timeout} ms");
+            return self.withdraw(pending as u64, Some(why));
         }
         if pending > 0 {
             return Err(TaskError::Retriable(format!(
@@ -329,5 +385,57 @@ impl SinkTask for KafkaSinkTask {
     fn stop(&mut self) {
         // Dropping the producer purges what it still holds; those records were not committed.
         self.producer = None;
+    }
+}
+
+/// The delivery timeout of the producer settings (`None`: 0, no timeout).
+fn delivery_timeout(settings: &[(&str, &str)]) -> Result<Option<Duration>, TaskError> {
+    let Some((key, value)) = settings
+        .iter()
+        .rev()
+        .find(|(k, _)| TIMEOUT_KEYS.contains(k))
+    else {
+        return Ok(Some(DEFAULT_TIMEOUT));
+    };
+    match value.trim().parse::<u64>() {
+        Ok(0) => Ok(None),
+        Ok(ms) => Ok(Some(Duration::from_millis(ms))),
+        Err(_) => Err(TaskError::fatal(format!(
+            "The producer setting '{key}' takes a number of milliseconds, not '{value}'"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_delivery_timeout_is_the_last_of_its_two_keys_and_zero_means_none() {
+        assert_eq!(
+            delivery_timeout(&[("acks", "all")]).unwrap(),
+            Some(DEFAULT_TIMEOUT)
+        );
+        assert_eq!(
+            delivery_timeout(&[
+                ("message.timeout.ms", "2000"),
+                ("delivery.timeout.ms", "700")
+            ])
+            .unwrap(),
+            Some(Duration::from_millis(700))
+        );
+        assert_eq!(
+            delivery_timeout(&[
+                ("delivery.timeout.ms", "700"),
+                ("message.timeout.ms", " 0 ")
+            ])
+            .unwrap(),
+            None
+        );
+        let error = delivery_timeout(&[("message.timeout.ms", "2s")]).unwrap_err();
+        assert!(
+            matches!(&error, TaskError::Fatal(m) if m.contains("'message.timeout.ms'") && m.contains("'2s'")),
+            "{error:?}"
+        );
     }
 }
