@@ -25,7 +25,7 @@ use crate::herder::status::{ConnectorStatusView, StatusBoard, TaskStateView};
 use crate::model::{State, TargetState};
 use crate::plugins::{ConnectorInfoType, Plugins};
 use crate::storage::Store;
-use crate::worker::{Mode, Worker};
+use crate::worker::{Mode, TaskSpec, Worker};
 
 pub use startup::{check_startup_connectors, StartupError};
 
@@ -673,15 +673,14 @@ impl Herder {
         } else {
             Mode::Pause
         };
-        self.start_task_resolved(
-            &plugin,
-            name,
-            &e.config,
+        let spec = TaskSpec {
+            plugin: &plugin,
+            connector: name,
+            connector_config: &e.config,
             task,
-            e.tasks.len() as u32,
-            &task_config,
-            mode,
-        );
+            task_count: e.tasks.len() as u32,
+        };
+        self.start_task_resolved(spec, &task_config, mode);
         Ok(())
     }
 
@@ -874,7 +873,14 @@ impl Herder {
             if running.contains(&(i as u32)) {
                 continue;
             }
-            self.start_task_resolved(plugin, name, config, i as u32, tasks.len() as u32, t, mode);
+            let spec = TaskSpec {
+                plugin,
+                connector: name,
+                connector_config: config,
+                task: i as u32,
+                task_count: tasks.len() as u32,
+            };
+            self.start_task_resolved(spec, t, mode);
         }
     }
 
@@ -882,25 +888,19 @@ impl Herder {
     /// (read for converters) resolved by the worker's config providers. Only the running task sees the
     /// values; stored and shown configs keep the placeholders. A placeholder that cannot be resolved fails
     /// the task with a trace naming it.
-    #[allow(clippy::too_many_arguments)]
-    fn start_task_resolved(
-        &self,
-        plugin: &Arc<dyn ConnectorPlugin>,
-        name: &str,
-        config: &Props,
-        task: u32,
-        task_count: u32,
-        task_config: &Props,
-        mode: Mode,
-    ) {
+    fn start_task_resolved(&self, spec: TaskSpec<'_>, task_config: &Props, mode: Mode) {
+        let (name, task) = (spec.connector, spec.task);
         let providers = &self.config.config_providers;
         match providers
-            .resolve(config)
+            .resolve(spec.connector_config)
             .and_then(|c| providers.resolve(task_config).map(|t| (c, t)))
         {
             Ok((config, task_config)) => {
-                self.worker
-                    .start_task(plugin, name, &config, task, task_count, task_config, mode)
+                let spec = TaskSpec {
+                    connector_config: &config,
+                    ..spec
+                };
+                self.worker.start_task(spec, task_config, mode)
             }
             Err(message) => {
                 tracing::error!(connector = %name, task, %message, "Task config cannot be resolved.");
