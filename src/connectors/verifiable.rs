@@ -603,6 +603,7 @@ impl SinkTask for MockSinkTask {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::props;
     use std::cell::{Cell, RefCell};
 
     use super::*;
@@ -624,13 +625,6 @@ mod tests {
             self.waits.set(self.waits.get() + 1);
             true
         }
-    }
-
-    fn props(pairs: &[(&str, &str)]) -> Props {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
     }
 
     fn seqnos(records: &[SourceRecord]) -> Vec<i64> {

@@ -304,13 +304,7 @@ fn client_verifier(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::test_support::props;
 
     #[test]
     fn prefixed_settings_are_all_or_nothing() {
