@@ -315,9 +315,9 @@ impl Herder {
         self.plugins.validate(config)
     }
 
-    fn resolve(&self, class: &str) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
+    fn resolve(&self, config: &Props) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
         self.plugins
-            .connector(class)
+            .connector(connector_class(config))
             .map_err(|e| ConnectError::BadRequest(e.to_string()))
     }
 
@@ -382,12 +382,7 @@ impl Herder {
         }
         let offsets = match offsets {
             Some(o) => {
-                let plugin = self.resolve(
-                    config
-                        .get(crate::config::keys::CONNECTOR_CLASS)
-                        .map(String::as_str)
-                        .unwrap_or_default(),
-                )?;
+                let plugin = self.resolve(&config)?;
                 offsets::check(&plugin, &config, o)?
             }
             None => offsets::Checked::default(),
@@ -660,12 +655,7 @@ impl Herder {
             )));
         };
         let plugin = self
-            .resolve(
-                e.config
-                    .get(crate::config::keys::CONNECTOR_CLASS)
-                    .map(String::as_str)
-                    .unwrap_or_default(),
-            )
+            .resolve(&e.config)
             .map_err(|_| ConnectError::Internal(format!("Failed to start task: {name}-{task}")))?;
         self.worker.stop_tasks(name, Some(&[task])).await;
         let mode = if e.target == TargetState::Started {
@@ -720,15 +710,14 @@ impl Herder {
 
     // ----- running connectors ------------------------------------------------------------------------
 
-    /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
-    /// config. On failure the connector is marked FAILED and None is returned.
-    fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
-        let class = config
-            .get(crate::config::keys::CONNECTOR_CLASS)
-            .cloned()
-            .unwrap_or_default();
-        let plugin = match self.plugins.connector(&class) {
-            Ok(p) => p,
+    /// The plugin of a connector's class; when there is none, the connector is marked FAILED.
+    fn connector_plugin_or_fail(
+        &self,
+        name: &str,
+        config: &Props,
+    ) -> Option<Arc<dyn ConnectorPlugin>> {
+        match self.plugins.connector(connector_class(config)) {
+            Ok(p) => Some(p),
             Err(e) => {
                 self.statuses.set_connector(
                     name,
@@ -737,9 +726,15 @@ impl Herder {
                         "org.apache.kafka.connect.errors.ConnectException: {e}"
                     )),
                 );
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
+    /// config. On failure the connector is marked FAILED and None is returned.
+    fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
+        let plugin = self.connector_plugin_or_fail(name, config)?;
         let typed = ConnectorConfig::lenient(config, plugin.connector_type());
         let max_tasks = typed.tasks_max;
         let mut tasks = match plugin.task_configs(config, max_tasks) {
@@ -782,23 +777,8 @@ impl Herder {
     /// connector's task configs are regenerated and stored when they changed.
     async fn start_connector(&self, name: &str, regenerate: bool) {
         let Some(e) = self.entry(name) else { return };
-        let class = e
-            .config
-            .get(crate::config::keys::CONNECTOR_CLASS)
-            .cloned()
-            .unwrap_or_default();
-        let plugin = match self.plugins.connector(&class) {
-            Ok(p) => p,
-            Err(e) => {
-                self.statuses.set_connector(
-                    name,
-                    State::Failed,
-                    Some(format!(
-                        "org.apache.kafka.connect.errors.ConnectException: {e}"
-                    )),
-                );
-                return;
-            }
+        let Some(plugin) = self.connector_plugin_or_fail(name, &e.config) else {
+            return;
         };
         match e.target {
             TargetState::Stopped => {
@@ -918,12 +898,7 @@ impl Herder {
 
     fn plugin_for(&self, name: &str) -> Result<(Entry, Arc<dyn ConnectorPlugin>), ConnectError> {
         let e = self.entry(name).ok_or_else(|| not_found(name))?;
-        let plugin = self.resolve(
-            e.config
-                .get(crate::config::keys::CONNECTOR_CLASS)
-                .map(String::as_str)
-                .unwrap_or_default(),
-        )?;
+        let plugin = self.resolve(&e.config)?;
         Ok((e, plugin))
     }
 
@@ -939,4 +914,12 @@ impl Herder {
     fn is_sink(plugin: &Arc<dyn ConnectorPlugin>) -> bool {
         plugin.connector_type() == ConnectorType::Sink
     }
+}
+
+/// The `connector.class` of a connector config; empty when it is not set.
+fn connector_class(config: &Props) -> &str {
+    config
+        .get(crate::config::keys::CONNECTOR_CLASS)
+        .map(String::as_str)
+        .unwrap_or_default()
 }
