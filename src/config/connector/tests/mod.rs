@@ -173,6 +173,17 @@ fn validate_sink(list: &[(&str, Option<&str>)]) -> ConfigInfos {
     )
 }
 
+/// [`validate_sink`] of a FileStreamSink named `s` reading the topic `t`, with `extra` keys.
+fn validate_file_sink(extra: &[(&str, Option<&str>)]) -> ConfigInfos {
+    let mut list = vec![
+        ("name", Some("s")),
+        ("connector.class", Some("FileStreamSink")),
+        ("topics", Some("t")),
+    ];
+    list.extend_from_slice(extra);
+    validate_sink(&list)
+}
+
 fn validate_source(list: &[(&str, Option<&str>)]) -> ConfigInfos {
     validate_connector_config(
         "FileStreamSource",

@@ -233,10 +233,7 @@ fn source_groups_and_case_insensitive_options() {
 
 #[test]
 fn transforms_with_known_types_are_enriched() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("transforms", Some("route, drop")),
         ("transforms.route.type", Some("RegexRouter")),
         ("transforms.route.regex", Some("(.*)")),
@@ -329,10 +326,7 @@ fn transforms_with_known_types_are_enriched() {
 
 #[test]
 fn unknown_transform_type() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("transforms", Some("a")),
         ("transforms.a.type", Some("com.example.Nope")),
         ("transforms.a.something", Some("x")),
@@ -350,12 +344,7 @@ fn unknown_transform_type() {
 
 #[test]
 fn missing_transform_type_and_duplicate_alias() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
-        ("transforms", Some("a,a")),
-    ]);
+    let infos = validate_file_sink(&[("transforms", Some("a,a"))]);
     assert_eq!(
         errors(&infos, "transforms"),
         vec!["Invalid value [a, a] for configuration transforms: Duplicate alias provided."]
@@ -376,10 +365,7 @@ fn missing_transform_type_and_duplicate_alias() {
 
 #[test]
 fn negate_without_predicate() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("transforms", Some("f")),
         ("transforms.f.type", Some("Filter")),
         ("transforms.f.negate", Some("true")),
@@ -396,14 +382,7 @@ fn negate_without_predicate() {
 
 #[test]
 fn null_values() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
-        ("tasks.max", None),
-        ("unknown.key", None),
-        ("file", None),
-    ]);
+    let infos = validate_file_sink(&[("tasks.max", None), ("unknown.key", None), ("file", None)]);
     // Keys without a definition come first.
     assert!(infos.configs[0].definition.is_none());
     assert_eq!(
@@ -439,10 +418,7 @@ fn null_name_is_only_the_null_error() {
 
 #[test]
 fn converters_are_checked_and_their_keys_validated() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("key.converter", Some("com.example.Nope")),
         ("value.converter", Some("JsonConverter")),
         ("value.converter.schemas.enable", Some("maybe")),
@@ -496,10 +472,7 @@ fn converters_are_checked_and_their_keys_validated() {
 
 #[test]
 fn header_converter_section_comes_first() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("key.converter", Some(JSON_CONVERTER)),
         ("header.converter", Some(JSON_CONVERTER)),
     ]);
