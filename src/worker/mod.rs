@@ -121,6 +121,13 @@ impl TaskRuntime {
             .set_task(&self.connector, self.task, self.generation, state, trace);
     }
 
+    /// Reports RUNNING with the trace of a retriable error raised at `at` (a task call or a stage):
+    /// the task goes on, and its status says why nothing moves meanwhile.
+    pub(crate) fn report_retrying(&self, at: &str, message: String) {
+        let error = TaskError::Retriable(message);
+        self.report(State::Running, Some(trace_of(at, &error)));
+    }
+
     /// The stop/pause checkpoint of a task loop. When the task is to stop or pause, `settle` runs first (a
     /// sink flushes and commits its offsets); a paused task then reports PAUSED and waits until it is
     /// resumed or stopped.

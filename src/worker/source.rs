@@ -77,11 +77,7 @@ fn poll_loop(
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in poll; trying again.");
                 // RUNNING with a trace saying why nothing comes, as a sink shows a failing flush.
-                let error = TaskError::Retriable(message);
-                rt.report(
-                    State::Running,
-                    Some(super::trace_of("SourceTask.poll", &error)),
-                );
+                rt.report_retrying("SourceTask.poll", message);
                 retrying = true;
                 rt.control.wait(Duration::from_secs(1));
                 continue;
@@ -152,11 +148,7 @@ fn append_waiting(rt: &TaskRuntime, mut batch: AppendBatch) -> Result<bool, Stag
                 batch = refused;
                 if !waiting {
                     tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
-                    let error = TaskError::Retriable(message);
-                    rt.report(
-                        State::Running,
-                        Some(super::trace_of(&TaskStage::AppendToLog.name(), &error)),
-                    );
+                    rt.report_retrying(&TaskStage::AppendToLog.name(), message);
                     waiting = true;
                 }
                 rt.log_signal.notify();
