@@ -7,10 +7,7 @@ fn spec_example_file_sink_without_name_or_topics() {
         ("file", Some("/tmp/out.txt")),
     ]);
     assert_eq!(infos.name, "FileStreamSink");
-    assert_eq!(
-        infos.groups,
-        vec!["Common", "Transforms", "Predicates", "Error Handling"]
-    );
+    assert_eq!(infos.groups, SINK_GROUPS);
     assert_eq!(infos.error_count, 3);
     let first = serde_json::to_value(&infos.configs[0]).unwrap();
     assert_eq!(
@@ -186,18 +183,7 @@ fn source_groups_and_case_insensitive_options() {
         ("transaction.boundary.interval.ms", Some("-1")),
         ("offsets.storage.topic", Some("  ")),
     ]);
-    assert_eq!(
-        infos.groups,
-        vec![
-            "Common",
-            "Transforms",
-            "Predicates",
-            "Error Handling",
-            "Topic Creation",
-            "Exactly Once Support",
-            "offsets.topic"
-        ]
-    );
+    assert_eq!(infos.groups, SOURCE_GROUPS);
     assert!(errors(&infos, "exactly.once.support").is_empty());
     let infos_eos = validate_source(&[
         ("name", Some("src")),
@@ -246,15 +232,11 @@ fn transforms_with_known_types_are_enriched() {
     ]);
     assert_eq!(
         infos.groups,
-        vec![
-            "Common",
-            "Transforms",
-            "Predicates",
-            "Error Handling",
-            "Transforms: route",
-            "Transforms: drop",
-            "Predicates: isFoo"
+        [
+            &SINK_GROUPS[..],
+            &["Transforms: route", "Transforms: drop", "Predicates: isFoo"]
         ]
+        .concat()
     );
     let enriched: Vec<&str> = names(&infos)[20..].to_vec();
     assert_eq!(
