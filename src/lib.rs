@@ -35,6 +35,8 @@ pub mod record;
 pub mod rest;
 pub mod security;
 pub mod storage;
+#[cfg(test)]
+mod test_support;
 pub mod transforms;
 pub mod worker;
 

@@ -307,13 +307,7 @@ impl WorkerConfig {
 mod tests {
     use super::definition::{JSON_CONVERTER, SIMPLE_HEADER_CONVERTER};
     use super::*;
-
-    fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::test_support::props;
 
     #[test]
     fn defaults_are_loopback_and_sqlite() {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
-use crate::config::connector::ConnectorType;
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::connectors::plugin_identity;
 use crate::data::{Schema, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, SinkRecord, SourceRecord};
@@ -27,15 +27,12 @@ const POSITION_FIELD: &str = "position";
 pub struct FileStreamSource;
 
 impl ConnectorPlugin for FileStreamSource {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.file.FileStreamSourceConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Source
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+        Source,
+        VERSION,
+        "org.apache.kafka.connect.file.FileStreamSourceTask"
+    );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
             .define(ConfigKey::new(
@@ -62,9 +59,6 @@ impl ConnectorPlugin for FileStreamSource {
                 Importance::Low,
                 "The maximum number of records the source task can read from the file each time it is polled",
             ))
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.file.FileStreamSourceTask"
     }
     fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         // Kafka's file source always has exactly one task: a file cannot be split between readers.
@@ -402,15 +396,12 @@ fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
 pub struct FileStreamSink;
 
 impl ConnectorPlugin for FileStreamSink {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.file.FileStreamSinkConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Sink
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        Sink,
+        VERSION,
+        "org.apache.kafka.connect.file.FileStreamSinkTask"
+    );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new().define(ConfigKey::new(
             FILE,
@@ -419,9 +410,6 @@ impl ConnectorPlugin for FileStreamSink {
             Importance::High,
             "Destination filename. If not specified, the standard output will be used",
         ))
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.file.FileStreamSinkTask"
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone(); max_tasks])

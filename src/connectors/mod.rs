@@ -93,6 +93,26 @@ pub trait SinkTask: Send {
     fn stop(&mut self) {}
 }
 
+/// The identity methods of a [`ConnectorPlugin`] impl: `class`, `connector_type` (`Source` or
+/// `Sink`), `version` and `task_class`.
+macro_rules! plugin_identity {
+    ($class:expr, $kind:ident, $version:expr, $task_class:expr) => {
+        fn class(&self) -> &'static str {
+            $class
+        }
+        fn connector_type(&self) -> $crate::config::connector::ConnectorType {
+            $crate::config::connector::ConnectorType::$kind
+        }
+        fn version(&self) -> &'static str {
+            $version
+        }
+        fn task_class(&self) -> &'static str {
+            $task_class
+        }
+    };
+}
+pub(crate) use plugin_identity;
+
 /// A connector plugin: the factory for its tasks and the owner of its config definition.
 pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     /// Fully qualified class name, as Kafka names it.

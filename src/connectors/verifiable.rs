@@ -26,8 +26,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
-use crate::config::connector::ConnectorType;
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::connectors::plugin_identity;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, SinkRecord, SourceRecord};
@@ -76,15 +76,12 @@ fn parse_id(config: &Props, task: &str) -> Result<i32, TaskError> {
 pub struct VerifiableSource;
 
 impl ConnectorPlugin for VerifiableSource {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.VerifiableSourceConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Source
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.tools.VerifiableSourceConnector",
+        Source,
+        VERSION,
+        "org.apache.kafka.connect.tools.VerifiableSourceTask"
+    );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
             .define(
@@ -112,9 +109,6 @@ impl ConnectorPlugin for VerifiableSource {
                 Importance::Low,
                 "Whether the value is a struct with the name, task, topic, time and seqno instead of the seqno alone",
             ))
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.VerifiableSourceTask"
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(numbered_tasks(config, max_tasks))
@@ -302,15 +296,12 @@ impl SourceTask for VerifiableSourceTask {
 pub struct VerifiableSink;
 
 impl ConnectorPlugin for VerifiableSink {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.VerifiableSinkConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Sink
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.tools.VerifiableSinkConnector",
+        Sink,
+        VERSION,
+        "org.apache.kafka.connect.tools.VerifiableSinkTask"
+    );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new().define(ConfigKey::new(
             ID,
@@ -319,9 +310,6 @@ impl ConnectorPlugin for VerifiableSink {
             Importance::Low,
             "The task id; the connector sets it for each task",
         ))
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.VerifiableSinkTask"
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(numbered_tasks(config, max_tasks))
@@ -489,23 +477,17 @@ fn failure_deadline(config: &Props) -> Option<Instant> {
 pub struct MockSource;
 
 impl ConnectorPlugin for MockSource {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.MockSourceConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Source
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.tools.MockSourceConnector",
+        Source,
+        VERSION,
+        "org.apache.kafka.connect.tools.MockSourceTask"
+    );
     fn config_def(&self) -> ConfigDef {
         mock_config_def()
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         mock_validate(config)
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.MockSourceTask"
     }
     fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone()])
@@ -550,23 +532,17 @@ impl SourceTask for MockSourceTask {
 pub struct MockSink;
 
 impl ConnectorPlugin for MockSink {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.MockSinkConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Sink
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.tools.MockSinkConnector",
+        Sink,
+        VERSION,
+        "org.apache.kafka.connect.tools.MockSinkTask"
+    );
     fn config_def(&self) -> ConfigDef {
         mock_config_def()
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         mock_validate(config)
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.tools.MockSinkTask"
     }
     fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone()])
@@ -603,6 +579,7 @@ impl SinkTask for MockSinkTask {
 
 #[cfg(test)]
 mod tests {
+    use crate::test_support::props;
     use std::cell::{Cell, RefCell};
 
     use super::*;
@@ -624,13 +601,6 @@ mod tests {
             self.waits.set(self.waits.get() + 1);
             true
         }
-    }
-
-    fn props(pairs: &[(&str, &str)]) -> Props {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
     }
 
     fn seqnos(records: &[SourceRecord]) -> Vec<i64> {

@@ -25,7 +25,7 @@ use crate::herder::status::{ConnectorStatusView, StatusBoard, TaskStateView};
 use crate::model::{State, TargetState};
 use crate::plugins::{ConnectorInfoType, Plugins};
 use crate::storage::Store;
-use crate::worker::{Mode, Worker};
+use crate::worker::{Mode, TaskSpec, Worker};
 
 pub use startup::{check_startup_connectors, StartupError};
 
@@ -320,9 +320,9 @@ impl Herder {
         self.plugins.validate(config)
     }
 
-    fn resolve(&self, class: &str) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
+    fn resolve(&self, config: &Props) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
         self.plugins
-            .connector(class)
+            .connector(connector_class(config))
             .map_err(|e| ConnectError::BadRequest(e.to_string()))
     }
 
@@ -387,12 +387,7 @@ impl Herder {
         }
         let offsets = match offsets {
             Some(o) => {
-                let plugin = self.resolve(
-                    config
-                        .get(crate::config::keys::CONNECTOR_CLASS)
-                        .map(String::as_str)
-                        .unwrap_or_default(),
-                )?;
+                let plugin = self.resolve(&config)?;
                 offsets::check(&plugin, &config, o)?
             }
             None => offsets::Checked::default(),
@@ -665,12 +660,7 @@ impl Herder {
             )));
         };
         let plugin = self
-            .resolve(
-                e.config
-                    .get(crate::config::keys::CONNECTOR_CLASS)
-                    .map(String::as_str)
-                    .unwrap_or_default(),
-            )
+            .resolve(&e.config)
             .map_err(|_| ConnectError::Internal(format!("Failed to start task: {name}-{task}")))?;
         self.worker.stop_tasks(name, Some(&[task])).await;
         let mode = if e.target == TargetState::Started {
@@ -678,15 +668,14 @@ impl Herder {
         } else {
             Mode::Pause
         };
-        self.start_task_resolved(
-            &plugin,
-            name,
-            &e.config,
+        let spec = TaskSpec {
+            plugin: &plugin,
+            connector: name,
+            connector_config: &e.config,
             task,
-            e.tasks.len() as u32,
-            &task_config,
-            mode,
-        );
+            task_count: e.tasks.len() as u32,
+        };
+        self.start_task_resolved(spec, &task_config, mode);
         Ok(())
     }
 
@@ -726,15 +715,14 @@ impl Herder {
 
     // ----- running connectors ------------------------------------------------------------------------
 
-    /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
-    /// config. On failure the connector is marked FAILED and None is returned.
-    fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
-        let class = config
-            .get(crate::config::keys::CONNECTOR_CLASS)
-            .cloned()
-            .unwrap_or_default();
-        let plugin = match self.plugins.connector(&class) {
-            Ok(p) => p,
+    /// The plugin of a connector's class; when there is none, the connector is marked FAILED.
+    fn connector_plugin_or_fail(
+        &self,
+        name: &str,
+        config: &Props,
+    ) -> Option<Arc<dyn ConnectorPlugin>> {
+        match self.plugins.connector(connector_class(config)) {
+            Ok(p) => Some(p),
             Err(e) => {
                 self.statuses.set_connector(
                     name,
@@ -743,9 +731,15 @@ impl Herder {
                         "org.apache.kafka.connect.errors.ConnectException: {e}"
                     )),
                 );
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// Runs `Connector.taskConfigs`, enforces `tasks.max` (KIP-1004) and adds what Kafka adds to each task
+    /// config. On failure the connector is marked FAILED and None is returned.
+    fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
+        let plugin = self.connector_plugin_or_fail(name, config)?;
         let typed = ConnectorConfig::lenient(config, plugin.connector_type());
         let max_tasks = typed.tasks_max;
         let mut tasks = match plugin.task_configs(config, max_tasks) {
@@ -788,23 +782,8 @@ impl Herder {
     /// connector's task configs are regenerated and stored when they changed.
     async fn start_connector(&self, name: &str, regenerate: bool) {
         let Some(e) = self.entry(name) else { return };
-        let class = e
-            .config
-            .get(crate::config::keys::CONNECTOR_CLASS)
-            .cloned()
-            .unwrap_or_default();
-        let plugin = match self.plugins.connector(&class) {
-            Ok(p) => p,
-            Err(e) => {
-                self.statuses.set_connector(
-                    name,
-                    State::Failed,
-                    Some(format!(
-                        "org.apache.kafka.connect.errors.ConnectException: {e}"
-                    )),
-                );
-                return;
-            }
+        let Some(plugin) = self.connector_plugin_or_fail(name, &e.config) else {
+            return;
         };
         match e.target {
             TargetState::Stopped => {
@@ -879,7 +858,14 @@ impl Herder {
             if running.contains(&(i as u32)) {
                 continue;
             }
-            self.start_task_resolved(plugin, name, config, i as u32, tasks.len() as u32, t, mode);
+            let spec = TaskSpec {
+                plugin,
+                connector: name,
+                connector_config: config,
+                task: i as u32,
+                task_count: tasks.len() as u32,
+            };
+            self.start_task_resolved(spec, t, mode);
         }
     }
 
@@ -887,25 +873,19 @@ impl Herder {
     /// (read for converters) resolved by the worker's config providers. Only the running task sees the
     /// values; stored and shown configs keep the placeholders. A placeholder that cannot be resolved fails
     /// the task with a trace naming it.
-    #[allow(clippy::too_many_arguments)]
-    fn start_task_resolved(
-        &self,
-        plugin: &Arc<dyn ConnectorPlugin>,
-        name: &str,
-        config: &Props,
-        task: u32,
-        task_count: u32,
-        task_config: &Props,
-        mode: Mode,
-    ) {
+    fn start_task_resolved(&self, spec: TaskSpec<'_>, task_config: &Props, mode: Mode) {
+        let (name, task) = (spec.connector, spec.task);
         let providers = &self.config.config_providers;
         match providers
-            .resolve(config)
+            .resolve(spec.connector_config)
             .and_then(|c| providers.resolve(task_config).map(|t| (c, t)))
         {
             Ok((config, task_config)) => {
-                self.worker
-                    .start_task(plugin, name, &config, task, task_count, task_config, mode)
+                let spec = TaskSpec {
+                    connector_config: &config,
+                    ..spec
+                };
+                self.worker.start_task(spec, task_config, mode)
             }
             Err(message) => {
                 tracing::error!(connector = %name, task, %message, "Task config cannot be resolved.");
@@ -923,12 +903,7 @@ impl Herder {
 
     fn plugin_for(&self, name: &str) -> Result<(Entry, Arc<dyn ConnectorPlugin>), ConnectError> {
         let e = self.entry(name).ok_or_else(|| not_found(name))?;
-        let plugin = self.resolve(
-            e.config
-                .get(crate::config::keys::CONNECTOR_CLASS)
-                .map(String::as_str)
-                .unwrap_or_default(),
-        )?;
+        let plugin = self.resolve(&e.config)?;
         Ok((e, plugin))
     }
 
@@ -944,4 +919,12 @@ impl Herder {
     fn is_sink(plugin: &Arc<dyn ConnectorPlugin>) -> bool {
         plugin.connector_type() == ConnectorType::Sink
     }
+}
+
+/// The `connector.class` of a connector config; empty when it is not set.
+fn connector_class(config: &Props) -> &str {
+    config
+        .get(crate::config::keys::CONNECTOR_CLASS)
+        .map(String::as_str)
+        .unwrap_or_default()
 }

@@ -316,6 +316,46 @@ impl Module {
     }
 }
 
+/// The login modules of `rest.basic.auth.jaas.config` (inline JAAS text or a JAAS file), each with
+/// its credentials read.
+fn jaas_modules(jaas: &str) -> Result<Vec<Module>, String> {
+    let mut modules = Vec::new();
+    let text = if jaas.contains('{') {
+        jaas.to_string()
+    } else {
+        std::fs::read_to_string(jaas)
+            .map_err(|e| format!("Invalid value {jaas} for configuration rest.basic.auth.jaas.config: cannot read the JAAS file: {e}"))?
+    };
+    let entries =
+        parse_jaas(&text, JAAS_SECTION).map_err(|e| format!("rest.basic.auth.jaas.config: {e}"))?;
+    if entries.is_empty() {
+        return Err(format!(
+            "rest.basic.auth.jaas.config: the {JAAS_SECTION} section names no login module"
+        ));
+    }
+    for e in entries {
+        if e.class != LOGIN_MODULE_CLASS {
+            return Err(format!(
+                "rest.basic.auth.jaas.config: login module {} is not available; liteconnect has {LOGIN_MODULE_CLASS}",
+                e.class
+            ));
+        }
+        let path = e
+            .options
+            .get("file")
+            .map(|f| f.trim())
+            .filter(|f| !f.is_empty())
+            .ok_or("rest.basic.auth.jaas.config: Property Credentials file must be specified (file=\"...\")")?;
+        let path = PathBuf::from(path);
+        modules.push(Module {
+            flag: e.flag,
+            credentials: read_credentials(&path)?,
+            file: path,
+        });
+    }
+    Ok(modules)
+}
+
 /// Basic authentication as configured.
 #[derive(Debug, Clone)]
 pub struct BasicAuth {
@@ -371,42 +411,10 @@ impl BasicAuth {
             }
             return Ok(None);
         }
-        let mut modules = Vec::new();
-        if let Some(jaas) = jaas {
-            let text = if jaas.contains('{') {
-                jaas.to_string()
-            } else {
-                std::fs::read_to_string(jaas)
-                    .map_err(|e| format!("Invalid value {jaas} for configuration rest.basic.auth.jaas.config: cannot read the JAAS file: {e}"))?
-            };
-            let entries = parse_jaas(&text, JAAS_SECTION)
-                .map_err(|e| format!("rest.basic.auth.jaas.config: {e}"))?;
-            if entries.is_empty() {
-                return Err(format!(
-                    "rest.basic.auth.jaas.config: the {JAAS_SECTION} section names no login module"
-                ));
-            }
-            for e in entries {
-                if e.class != LOGIN_MODULE_CLASS {
-                    return Err(format!(
-                        "rest.basic.auth.jaas.config: login module {} is not available; liteconnect has {LOGIN_MODULE_CLASS}",
-                        e.class
-                    ));
-                }
-                let path = e
-                    .options
-                    .get("file")
-                    .map(|f| f.trim())
-                    .filter(|f| !f.is_empty())
-                    .ok_or("rest.basic.auth.jaas.config: Property Credentials file must be specified (file=\"...\")")?;
-                let path = PathBuf::from(path);
-                modules.push(Module {
-                    flag: e.flag,
-                    credentials: read_credentials(&path)?,
-                    file: path,
-                });
-            }
-        }
+        let mut modules = match jaas {
+            Some(jaas) => jaas_modules(jaas)?,
+            None => Vec::new(),
+        };
         if let Some(file) = file {
             let path = PathBuf::from(file);
             modules.push(Module {

@@ -115,6 +115,22 @@ fn private_key(key: &str, pem: &str) -> Result<PrivateKeyDer<'static>, String> {
     })
 }
 
+/// The `ssl.*` settings of one kind of listener, and how to name their keys in messages.
+struct ListenerSsl {
+    ssl: BTreeMap<String, String>,
+    shown: String,
+}
+
+impl ListenerSsl {
+    fn get(&self, k: &str) -> Option<&str> {
+        self.ssl.get(k).map(|v| v.trim()).filter(|v| !v.is_empty())
+    }
+
+    fn name(&self, k: &str) -> String {
+        format!("{}{k}", self.shown)
+    }
+}
+
 /// Builds the rustls server config for HTTPS listeners whose settings carry `prefix`.
 ///
 /// # Errors
@@ -124,60 +140,96 @@ pub fn server_config(
     prefix: &str,
 ) -> Result<Arc<ServerConfig>, String> {
     let (ssl, shown) = ssl_settings(originals, prefix);
-    let name = |k: &str| format!("{shown}{k}");
-    let get = |k: &str| ssl.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let s = ListenerSsl { ssl, shown };
+    check_store_types(&s)?;
+    let (chain, key) = keystore(&s)?;
+    let client_auth = client_auth(&s)?;
+    let versions = protocol_versions(&s)?;
 
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&versions)
+        .map_err(|e| format!("Cannot set up TLS: {e}"))?;
+    let builder = if client_auth == ClientAuth::None {
+        builder.with_no_client_auth()
+    } else {
+        builder.with_client_cert_verifier(client_verifier(&s, client_auth, provider)?)
+    };
+    let mut config = builder.with_single_cert(chain, key).map_err(|e| {
+        format!(
+            "The keystore's private key does not fit its certificate chain or cannot be used: {e}"
+        )
+    })?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+fn check_store_types(s: &ListenerSsl) -> Result<(), String> {
     for store in ["ssl.keystore.type", "ssl.truststore.type"] {
-        if let Some(t) = get(store) {
+        if let Some(t) = s.get(store) {
             if !t.eq_ignore_ascii_case("PEM") {
                 return Err(format!(
                     "Invalid value {t} for configuration {}: liteconnect reads PEM keystores and truststores only (convert JKS or PKCS12 stores to PEM)",
-                    name(store)
+                    s.name(store)
                 ));
             }
         }
     }
+    Ok(())
+}
 
-    let (chain, key) = match (get("ssl.keystore.certificate.chain"), get("ssl.keystore.key"), get("ssl.keystore.location")) {
+/// The certificate chain and private key, inline or from one PEM file.
+fn keystore(
+    s: &ListenerSsl,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+    let pair = match (s.get("ssl.keystore.certificate.chain"), s.get("ssl.keystore.key"), s.get("ssl.keystore.location")) {
         (Some(chain), Some(key), _) => (
-            certificates(&name("ssl.keystore.certificate.chain"), chain)?,
-            private_key(&name("ssl.keystore.key"), key)?,
+            certificates(&s.name("ssl.keystore.certificate.chain"), chain)?,
+            private_key(&s.name("ssl.keystore.key"), key)?,
         ),
         (Some(_), None, _) | (None, Some(_), _) => {
             return Err(format!(
                 "Both {} and {} must be set for an inline PEM keystore",
-                name("ssl.keystore.certificate.chain"),
-                name("ssl.keystore.key")
+                s.name("ssl.keystore.certificate.chain"),
+                s.name("ssl.keystore.key")
             ))
         }
         (None, None, Some(location)) => {
-            let text = read_pem_file(&name("ssl.keystore.location"), location)?;
-            (certificates(&name("ssl.keystore.location"), &text)?, private_key(&name("ssl.keystore.location"), &text)?)
+            let text = read_pem_file(&s.name("ssl.keystore.location"), location)?;
+            (certificates(&s.name("ssl.keystore.location"), &text)?, private_key(&s.name("ssl.keystore.location"), &text)?)
         }
         (None, None, None) => {
             return Err(format!(
                 "An https listener needs a keystore: set {} (a PEM file with the private key and the certificate chain), or {} and {}",
-                name("ssl.keystore.location"),
-                name("ssl.keystore.certificate.chain"),
-                name("ssl.keystore.key")
+                s.name("ssl.keystore.location"),
+                s.name("ssl.keystore.certificate.chain"),
+                s.name("ssl.keystore.key")
             ))
         }
     };
+    Ok(pair)
+}
 
-    let client_auth = match get("ssl.client.auth").map(str::to_ascii_lowercase).as_deref() {
+fn client_auth(s: &ListenerSsl) -> Result<ClientAuth, String> {
+    let client_auth = match s.get("ssl.client.auth").map(str::to_ascii_lowercase).as_deref() {
         None | Some("none") => ClientAuth::None,
         Some("requested") => ClientAuth::Requested,
         Some("required") => ClientAuth::Required,
         Some(other) => {
             return Err(format!(
                 "Invalid value {other} for configuration {}: String must be one of: required, requested, none",
-                name("ssl.client.auth")
+                s.name("ssl.client.auth")
             ))
         }
     };
+    Ok(client_auth)
+}
 
+fn protocol_versions(
+    s: &ListenerSsl,
+) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
     let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
-    let protocols = get("ssl.enabled.protocols").unwrap_or("TLSv1.2,TLSv1.3");
+    let protocols = s.get("ssl.enabled.protocols").unwrap_or("TLSv1.2,TLSv1.3");
     for p in protocols
         .split(',')
         .map(str::trim)
@@ -195,77 +247,64 @@ pub fn server_config(
     if versions.is_empty() {
         return Err(format!(
             "Invalid value {protocols} for configuration {}: liteconnect serves TLSv1.2 and TLSv1.3 only",
-            name("ssl.enabled.protocols")
+            s.name("ssl.enabled.protocols")
         ));
     }
+    Ok(versions)
+}
 
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&versions)
-        .map_err(|e| format!("Cannot set up TLS: {e}"))?;
-    let builder = if client_auth == ClientAuth::None {
-        builder.with_no_client_auth()
-    } else {
-        let (source, text) = match (
-            get("ssl.truststore.certificates"),
-            get("ssl.truststore.location"),
-        ) {
-            (Some(inline), _) => (name("ssl.truststore.certificates"), inline.to_string()),
-            (None, Some(location)) => (
-                name("ssl.truststore.location"),
-                read_pem_file(&name("ssl.truststore.location"), location)?,
-            ),
-            (None, None) => {
-                return Err(format!(
-                    "{}={} needs a truststore: set {} or {}",
-                    name("ssl.client.auth"),
-                    if client_auth == ClientAuth::Required {
-                        "required"
-                    } else {
-                        "requested"
-                    },
-                    name("ssl.truststore.location"),
-                    name("ssl.truststore.certificates")
-                ))
-            }
-        };
-        let mut roots = RootCertStore::empty();
-        for cert in certificates(&source, &text)? {
-            roots
-                .add(cert)
-                .map_err(|e| format!("Invalid value for configuration {source}: a certificate cannot be trusted: {e}"))?;
+/// The verifier of client certificates against the truststore (inline or a PEM file).
+fn client_verifier(
+    s: &ListenerSsl,
+    client_auth: ClientAuth,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
+    let (source, text) = match (
+        s.get("ssl.truststore.certificates"),
+        s.get("ssl.truststore.location"),
+    ) {
+        (Some(inline), _) => (s.name("ssl.truststore.certificates"), inline.to_string()),
+        (None, Some(location)) => (
+            s.name("ssl.truststore.location"),
+            read_pem_file(&s.name("ssl.truststore.location"), location)?,
+        ),
+        (None, None) => {
+            return Err(format!(
+                "{}={} needs a truststore: set {} or {}",
+                s.name("ssl.client.auth"),
+                if client_auth == ClientAuth::Required {
+                    "required"
+                } else {
+                    "requested"
+                },
+                s.name("ssl.truststore.location"),
+                s.name("ssl.truststore.certificates")
+            ))
         }
-        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
-        let verifier = if client_auth == ClientAuth::Requested {
-            verifier.allow_unauthenticated()
-        } else {
-            verifier
-        };
-        builder.with_client_cert_verifier(
-            verifier
-                .build()
-                .map_err(|e| format!("Invalid truststore {source}: {e}"))?,
-        )
     };
-    let mut config = builder.with_single_cert(chain, key).map_err(|e| {
-        format!(
-            "The keystore's private key does not fit its certificate chain or cannot be used: {e}"
-        )
-    })?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    let mut roots = RootCertStore::empty();
+    for cert in certificates(&source, &text)? {
+        roots.add(cert).map_err(|e| {
+            format!(
+                "Invalid value for configuration {source}: a certificate cannot be trusted: {e}"
+            )
+        })?;
+    }
+    let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
+    let verifier = if client_auth == ClientAuth::Requested {
+        verifier.allow_unauthenticated()
+    } else {
+        verifier
+    };
+    verifier
+        .build()
+        .map_err(|e| format!("Invalid truststore {source}: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::test_support::props;
 
     #[test]
     fn prefixed_settings_are_all_or_nothing() {

@@ -26,6 +26,58 @@ use crate::herder::status::StatusBoard;
 use crate::model::State;
 use crate::storage::Store;
 
+/// What a task is started from: its connector (plugin, name, config) and its place among the
+/// connector's tasks.
+#[derive(Clone, Copy)]
+pub struct TaskSpec<'a> {
+    /// The connector's plugin.
+    pub plugin: &'a Arc<dyn ConnectorPlugin>,
+    /// The connector's name.
+    pub connector: &'a str,
+    /// The connector's config (read for converters, transforms and error handling).
+    pub connector_config: &'a Props,
+    /// The task's index.
+    pub task: u32,
+    /// How many tasks the connector has.
+    pub task_count: u32,
+}
+
+/// The body of a task thread: runs the source or sink loop and reports a failure or a panic.
+fn run_task_thread(runtime: TaskRuntime, plugin: Arc<dyn ConnectorPlugin>) {
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), StageError> {
+        if let Some(task) = plugin.source_task() {
+            source::run(&runtime, task)
+        } else if let Some(task) = plugin.sink_task() {
+            sink::run(&runtime, task)
+        } else {
+            Err(StageError::fatal(
+                TaskStage::StartTask,
+                format!("{} has no task", plugin.class()),
+            ))
+        }
+    }));
+    match outcome {
+        Ok(Ok(())) => {}
+        Ok(Err(failure)) => {
+            let error = &failure.error;
+            tracing::error!(connector = %runtime.connector, task = runtime.task, %error, "Task failed.");
+            runtime.report(State::Failed, Some(failure.trace()));
+        }
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(connector = %runtime.connector, task = runtime.task, %message, "Task panicked.");
+            runtime.report(
+                State::Failed,
+                Some(format!("org.apache.kafka.connect.errors.ConnectException: the task panicked: {message}")),
+            );
+        }
+    }
+}
+
 /// Everything a task thread needs.
 pub(crate) struct TaskRuntime {
     pub(crate) connector: String,
@@ -67,6 +119,13 @@ impl TaskRuntime {
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
         self.statuses
             .set_task(&self.connector, self.task, self.generation, state, trace);
+    }
+
+    /// Reports RUNNING with the trace of a retriable error raised at `at` (a task call or a stage):
+    /// the task goes on, and its status says why nothing moves meanwhile.
+    pub(crate) fn report_retrying(&self, at: &str, message: String) {
+        let error = TaskError::Retriable(message);
+        self.report(State::Running, Some(trace_of(at, &error)));
     }
 
     /// The stop/pause checkpoint of a task loop. When the task is to stop or pause, `settle` runs first (a
@@ -166,17 +225,14 @@ impl Worker {
     }
 
     /// Starts one task thread in the given mode (RUN or PAUSE). A task with the same id must not be running.
-    #[allow(clippy::too_many_arguments)]
-    pub fn start_task(
-        &self,
-        plugin: &Arc<dyn ConnectorPlugin>,
-        connector: &str,
-        connector_config: &Props,
-        task: u32,
-        task_count: u32,
-        task_config: Props,
-        mode: Mode,
-    ) {
+    pub fn start_task(&self, spec: TaskSpec<'_>, task_config: Props, mode: Mode) {
+        let TaskSpec {
+            plugin,
+            connector,
+            connector_config,
+            task,
+            task_count,
+        } = spec;
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
         self.statuses
             .begin_task(connector, task, generation, State::Unassigned);
@@ -189,22 +245,7 @@ impl Worker {
                 done,
             },
         );
-
-        // A connector's own converter defaults come between its config and the worker's.
-        let mut with_defaults = connector_config.clone();
-        for key in crate::config::connector::ConverterRole::ALL.map(|r| r.key()) {
-            if let Some(class) = plugin.default_converter(key) {
-                if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
-                    with_defaults.insert(key.to_string(), class.to_string());
-                }
-            }
-        }
-        let pipeline = Converters::for_connector(&with_defaults, &self.config)
-            .map_err(|e| e.to_string())
-            .and_then(|c| {
-                crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
-            });
-        let (converters, transforms) = match pipeline {
+        let (converters, transforms) = match self.pipeline(plugin, connector_config) {
             Ok(p) => p,
             Err(e) => {
                 self.tasks
@@ -249,37 +290,7 @@ impl Worker {
                 // Declared first, dropped last: "done" is signalled only after the runtime (and its
                 // store handle) and the plugin are gone.
                 let _done = done_tx;
-                let runtime = runtime;
-                let plugin = plugin;
-                let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), StageError> {
-                    if let Some(task) = plugin.source_task() {
-                        source::run(&runtime, task)
-                    } else if let Some(task) = plugin.sink_task() {
-                        sink::run(&runtime, task)
-                    } else {
-                        Err(StageError::fatal(TaskStage::StartTask, format!("{} has no task", plugin.class())))
-                    }
-                }));
-                match outcome {
-                    Ok(Ok(())) => {}
-                    Ok(Err(failure)) => {
-                        let error = &failure.error;
-                        tracing::error!(connector = %runtime.connector, task = runtime.task, %error, "Task failed.");
-                        runtime.report(State::Failed, Some(failure.trace()));
-                    }
-                    Err(panic) => {
-                        let message = panic
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_else(|| "unknown panic".into());
-                        tracing::error!(connector = %runtime.connector, task = runtime.task, %message, "Task panicked.");
-                        runtime.report(
-                            State::Failed,
-                            Some(format!("org.apache.kafka.connect.errors.ConnectException: the task panicked: {message}")),
-                        );
-                    }
-                }
+                run_task_thread(runtime, plugin);
             });
         if let Err(e) = spawned {
             self.statuses.set_task(
@@ -290,6 +301,28 @@ impl Worker {
                 Some(format!("Could not start a thread: {e}")),
             );
         }
+    }
+
+    /// A task's converters and transformation chain. A connector's own converter defaults come
+    /// between its config and the worker's.
+    fn pipeline(
+        &self,
+        plugin: &Arc<dyn ConnectorPlugin>,
+        connector_config: &Props,
+    ) -> Result<(Converters, crate::transforms::TransformChain), String> {
+        let mut with_defaults = connector_config.clone();
+        for key in crate::config::connector::ConverterRole::ALL.map(|r| r.key()) {
+            if let Some(class) = plugin.default_converter(key) {
+                if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
+                    with_defaults.insert(key.to_string(), class.to_string());
+                }
+            }
+        }
+        Converters::for_connector(&with_defaults, &self.config)
+            .map_err(|e| e.to_string())
+            .and_then(|c| {
+                crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
+            })
     }
 
     /// The ids of a connector's task threads.
@@ -438,16 +471,16 @@ mod tests {
         let worker = Worker::new(store, config, statuses.clone());
         let panicking: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: true });
         let failing: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: false });
-        worker.start_task(
-            &panicking,
-            "p",
-            &Props::new(),
-            0,
-            1,
-            Props::new(),
-            Mode::Run,
-        );
-        worker.start_task(&failing, "f", &Props::new(), 0, 1, Props::new(), Mode::Run);
+        let none = Props::new();
+        let spec = |plugin, connector| TaskSpec {
+            plugin,
+            connector,
+            connector_config: &none,
+            task: 0,
+            task_count: 1,
+        };
+        worker.start_task(spec(&panicking, "p"), Props::new(), Mode::Run);
+        worker.start_task(spec(&failing, "f"), Props::new(), Mode::Run);
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while statuses.task_state("p", 0) != Some(State::Failed)
             || statuses.task_state("f", 0) != Some(State::Failed)
@@ -478,15 +511,7 @@ mod tests {
             "{f:?}"
         );
         // The worker still starts and stops tasks.
-        worker.start_task(
-            &failing,
-            "f",
-            &Props::new(),
-            0,
-            1,
-            Props::new(),
-            Mode::Pause,
-        );
+        worker.start_task(spec(&failing, "f"), Props::new(), Mode::Pause);
         worker.stop_all().await;
     }
 }

@@ -145,11 +145,7 @@ fn commit(
         Ok(()) => {}
         Err(TaskError::Retriable(message)) => {
             tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in flush; offsets not committed, rewinding to the last committed offsets.");
-            let error = TaskError::Retriable(message);
-            rt.report(
-                State::Running,
-                Some(super::trace_of("SinkTask.flush", &error)),
-            );
+            rt.report_retrying("SinkTask.flush", message);
             positions.noted = true;
             positions.next.clear();
             positions.dirty = false;
@@ -282,11 +278,7 @@ fn put_with_retries(
             Ok(()) => return Ok(true),
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in put; redelivering.");
-                let error = TaskError::Retriable(message);
-                rt.report(
-                    State::Running,
-                    Some(super::trace_of("SinkTask.put", &error)),
-                );
+                rt.report_retrying("SinkTask.put", message);
                 *noted = true;
                 if !rt.control.wait(backoff) && rt.control.mode() != Mode::Run {
                     return Ok(false);

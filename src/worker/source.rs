@@ -9,7 +9,8 @@ use super::convert::{last_offsets, StageError, TaskStage};
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SourceTask, SourceTaskContext, TaskError};
 use crate::model::State;
-use crate::storage::AppendBatch;
+use crate::record::SourceRecord;
+use crate::storage::{AppendBatch, ProducedRecord};
 
 struct Context<'a> {
     rt: &'a TaskRuntime,
@@ -76,11 +77,7 @@ fn poll_loop(
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in poll; trying again.");
                 // RUNNING with a trace saying why nothing comes, as a sink shows a failing flush.
-                let error = TaskError::Retriable(message);
-                rt.report(
-                    State::Running,
-                    Some(super::trace_of("SourceTask.poll", &error)),
-                );
+                rt.report_retrying("SourceTask.poll", message);
                 retrying = true;
                 rt.control.wait(Duration::from_secs(1));
                 continue;
@@ -95,71 +92,83 @@ fn poll_loop(
             return Ok(());
         }
         // Offsets cover every polled record, also those a transform drops or the error handler skips.
-        let offsets = last_offsets(&records);
-        let mut produced = Vec::with_capacity(records.len());
-        for r in records {
-            let topic = r.record.topic.clone();
-            let record = match rt.transform(r.record, None) {
-                Ok(Some(record)) => record,
-                Ok(None) => continue,
-                Err(failure) => {
-                    rt.errors.source_failure(failure, &topic)?;
-                    continue;
-                }
-            };
-            match rt.converters.encode(&record) {
-                Ok(p) => produced.push(p),
-                Err(failure) => rt.errors.source_failure(failure, &record.topic)?,
-            }
-        }
-        let mut batch = AppendBatch {
+        let batch = AppendBatch {
             connector: rt.connector.clone(),
-            offsets,
-            records: produced,
+            offsets: last_offsets(&records),
+            records: convert_records(rt, records)?,
             track_topics,
         };
-        // With log.buffer.max.bytes and the pause policy, a full log makes the source wait here (it is not
-        // polled meanwhile); RUNNING with a trace says why.
-        let mut backoff = Duration::from_millis(100);
-        let mut waiting = false;
-        loop {
-            let outcome = rt
-                .store
-                .try_append_blocking(batch)
-                .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))?;
-            match outcome {
-                Ok(_) => break,
-                Err((refused, message)) => {
-                    batch = refused;
-                    if !waiting {
-                        tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
-                        let error = TaskError::Retriable(message);
-                        rt.report(
-                            State::Running,
-                            Some(super::trace_of(&TaskStage::AppendToLog.name(), &error)),
-                        );
-                        waiting = true;
-                    }
-                    rt.log_signal.notify();
-                    if !rt.control.wait(backoff) {
-                        match rt.checkpoint(|| Ok(()))? {
-                            // Not stored, and neither are its offsets: the next run reads them again.
-                            Checkpoint::Stop => return Ok(()),
-                            Checkpoint::Resumed => {
-                                rt.report(State::Running, None);
-                                waiting = false;
-                            }
-                            Checkpoint::Run => {}
-                        }
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(2));
-                }
-            }
-        }
-        if waiting {
-            tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");
-            rt.report(State::Running, None);
+        if !append_waiting(rt, batch)? {
+            // Not stored, and neither are its offsets: the next run reads them again.
+            return Ok(());
         }
         rt.log_signal.notify();
     }
+}
+
+/// Transforms and converts polled records; those a transform drops or the error handler skips are
+/// left out.
+fn convert_records(
+    rt: &TaskRuntime,
+    records: Vec<SourceRecord>,
+) -> Result<Vec<ProducedRecord>, StageError> {
+    let mut produced = Vec::with_capacity(records.len());
+    for r in records {
+        let topic = r.record.topic.clone();
+        let record = match rt.transform(r.record, None) {
+            Ok(Some(record)) => record,
+            Ok(None) => continue,
+            Err(failure) => {
+                rt.errors.source_failure(failure, &topic)?;
+                continue;
+            }
+        };
+        match rt.converters.encode(&record) {
+            Ok(p) => produced.push(p),
+            Err(failure) => rt.errors.source_failure(failure, &record.topic)?,
+        }
+    }
+    Ok(produced)
+}
+
+/// Appends a batch to the topic log. With log.buffer.max.bytes and the pause policy, a full log makes
+/// the source wait here (it is not polled meanwhile); RUNNING with a trace says why. `Ok(false)`: the
+/// task was stopped while waiting and the batch was not stored.
+fn append_waiting(rt: &TaskRuntime, mut batch: AppendBatch) -> Result<bool, StageError> {
+    let mut backoff = Duration::from_millis(100);
+    let mut waiting = false;
+    loop {
+        let outcome = rt
+            .store
+            .try_append_blocking(batch)
+            .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))?;
+        match outcome {
+            Ok(_) => break,
+            Err((refused, message)) => {
+                batch = refused;
+                if !waiting {
+                    tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
+                    rt.report_retrying(&TaskStage::AppendToLog.name(), message);
+                    waiting = true;
+                }
+                rt.log_signal.notify();
+                if !rt.control.wait(backoff) {
+                    match rt.checkpoint(|| Ok(()))? {
+                        Checkpoint::Stop => return Ok(false),
+                        Checkpoint::Resumed => {
+                            rt.report(State::Running, None);
+                            waiting = false;
+                        }
+                        Checkpoint::Run => {}
+                    }
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+            }
+        }
+    }
+    if waiting {
+        tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");
+        rt.report(State::Running, None);
+    }
+    Ok(true)
 }

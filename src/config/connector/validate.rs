@@ -356,27 +356,7 @@ pub fn validate_connector_config(
     };
     let mut base_values = enriched.validate_values(config, &resolve);
 
-    // The check Kafka runs inside each `transforms.<a>.type` validator.
-    for alias in &transform_aliases {
-        let prefix = format!("{}.{alias}.", keys::TRANSFORMS);
-        let negate = format!("{prefix}{}", keys::TRANSFORM_NEGATE);
-        let predicate = format!("{prefix}{}", keys::TRANSFORM_PREDICATE);
-        if config.contains_key(&negate) && !config.contains_key(&predicate) {
-            // Reported on the negate key; when the transformation's class is unknown its implicit
-            // keys are not defined, and the type key carries the message instead.
-            let type_key = format!("{prefix}type");
-            let message = format!(
-                "Config '{negate}' was provided but there is no config '{predicate}' defining a predicate to be negated."
-            );
-            let target = base_values
-                .iter()
-                .position(|v| v.name == negate)
-                .or_else(|| base_values.iter().position(|v| v.name == type_key));
-            if let Some(i) = target {
-                base_values[i].errors.push(message);
-            }
-        }
-    }
+    check_negate_has_predicate(config, &transform_aliases, &mut base_values);
 
     if kind == ConnectorType::Sink {
         validate_sink_topics(config, &mut base_values);
@@ -406,8 +386,67 @@ pub fn validate_connector_config(
         attach(&name, message, &mut bare);
     }
 
-    // The connector section: definitions (connector keys replace framework keys in place),
-    // values (the connector's result for a key wins), groups.
+    let main = connector_section(
+        &enriched,
+        connector_def,
+        &base_values,
+        &connector_values,
+        &bare,
+    );
+    let mut sections = vec![main];
+    for (prop, converter_type) in [
+        (keys::HEADER_CONVERTER, "header"),
+        (keys::KEY_CONVERTER, "key"),
+        (keys::VALUE_CONVERTER, "value"),
+    ] {
+        let class_value = base_values.iter().find(|v| v.name == prop);
+        if let Some(section) =
+            validate_converter(config, prop, converter_type, class_value, plugins)
+        {
+            sections.push(section);
+        }
+    }
+
+    merge_sections(connector_class_as_given, sections)
+}
+
+/// The check Kafka runs inside each `transforms.<a>.type` validator: `negate` needs a predicate.
+fn check_negate_has_predicate(
+    config: &BTreeMap<String, Option<String>>,
+    transform_aliases: &[String],
+    base_values: &mut [ValidatedValue],
+) {
+    for alias in transform_aliases {
+        let prefix = format!("{}.{alias}.", keys::TRANSFORMS);
+        let negate = format!("{prefix}{}", keys::TRANSFORM_NEGATE);
+        let predicate = format!("{prefix}{}", keys::TRANSFORM_PREDICATE);
+        if config.contains_key(&negate) && !config.contains_key(&predicate) {
+            // Reported on the negate key; when the transformation's class is unknown its implicit
+            // keys are not defined, and the type key carries the message instead.
+            let type_key = format!("{prefix}type");
+            let message = format!(
+                "Config '{negate}' was provided but there is no config '{predicate}' defining a predicate to be negated."
+            );
+            let target = base_values
+                .iter()
+                .position(|v| v.name == negate)
+                .or_else(|| base_values.iter().position(|v| v.name == type_key));
+            if let Some(i) = target {
+                base_values[i].errors.push(message);
+            }
+        }
+    }
+}
+
+/// The connector section: definitions (connector keys replace framework keys in place), values
+/// (the connector's result for a key wins), groups; entries without a definition come first.
+fn connector_section(
+    enriched: &ConfigDef,
+    connector_def: &ConfigDef,
+    base_values: &[ValidatedValue],
+    connector_values: &[ValidatedValue],
+    bare: &[ValidatedValue],
+) -> Section {
     let mut groups = enriched.groups();
     for group in connector_def.groups() {
         if !groups.contains(&group) {
@@ -427,7 +466,7 @@ pub fn validate_connector_config(
         groups,
         configs: Vec::new(),
     };
-    for v in &bare {
+    for v in bare {
         main.error_count += v.errors.len();
         main.configs.push(ConfigInfo {
             definition: None,
@@ -445,21 +484,11 @@ pub fn validate_connector_config(
             value: v.info(),
         });
     }
+    main
+}
 
-    let mut sections = vec![main];
-    for (prop, converter_type) in [
-        (keys::HEADER_CONVERTER, "header"),
-        (keys::KEY_CONVERTER, "key"),
-        (keys::VALUE_CONVERTER, "value"),
-    ] {
-        let class_value = base_values.iter().find(|v| v.name == prop);
-        if let Some(section) =
-            validate_converter(config, prop, converter_type, class_value, plugins)
-        {
-            sections.push(section);
-        }
-    }
-
+/// One answer from its sections, in order: error counts summed, groups without repeats.
+fn merge_sections(connector_class_as_given: &str, sections: Vec<Section>) -> ConfigInfos {
     let mut infos = ConfigInfos {
         name: connector_class_as_given.to_owned(),
         error_count: 0,

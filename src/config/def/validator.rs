@@ -113,31 +113,7 @@ impl Validator {
                 }
                 _ => Ok(()),
             },
-            Validator::NonEmptyStringWithoutControlChars => {
-                let ConfigValue::String(s) = value else {
-                    return Ok(());
-                };
-                if s.is_empty() {
-                    return Err(invalid(name, s, "String may not be empty"));
-                }
-                let found: Vec<String> = s
-                    .chars()
-                    .filter(|c| is_iso_control(*c))
-                    .map(|c| u32::from(c).to_string())
-                    .collect();
-                if found.is_empty() {
-                    Ok(())
-                } else {
-                    Err(invalid(
-                        name,
-                        s,
-                        &format!(
-                            "String may not contain control sequences but had the following ASCII chars: {}",
-                            found.join(", ")
-                        ),
-                    ))
-                }
-            }
+            Validator::NonEmptyStringWithoutControlChars => check_no_control_chars(name, value),
             Validator::AtLeast(min) => check_range(name, value, Some(*min), None),
             Validator::Between(min, max) => check_range(name, value, Some(*min), Some(*max)),
             Validator::OneOf(options) => {
@@ -153,32 +129,7 @@ impl Validator {
                 }
             }
             Validator::OneOfCaseInsensitive(options) => {
-                let upper: Vec<String> = options.iter().map(|o| o.to_uppercase()).collect();
-                let ok =
-                    matches!(value, ConfigValue::String(s) if upper.contains(&s.to_uppercase()));
-                if ok {
-                    Ok(())
-                } else {
-                    let mut unique: Vec<String> = Vec::new();
-                    for u in upper {
-                        if !unique.contains(&u) {
-                            unique.push(u);
-                        }
-                    }
-                    let ordered: Vec<String> =
-                        java_hash_order(unique.into_iter().map(|u| (u, ())).collect())
-                            .into_iter()
-                            .map(|(u, ())| u)
-                            .collect();
-                    Err(invalid(
-                        name,
-                        &shown(),
-                        &format!(
-                            "String must be one of (case insensitive): {}",
-                            ordered.join(", ")
-                        ),
-                    ))
-                }
+                check_one_of_case_insensitive(name, value, options)
             }
             Validator::UniqueList => match value {
                 ConfigValue::Null => Err(invalid(name, "null", "entry must be non null")),
@@ -230,6 +181,67 @@ impl Validator {
                 check(name, value).map_err(|reason| invalid(name, &shown(), &reason))
             }
         }
+    }
+}
+
+/// `NonEmptyStringWithoutControlChars`: no empty string, no ISO control characters.
+fn check_no_control_chars(name: &str, value: &ConfigValue) -> Result<(), String> {
+    let ConfigValue::String(s) = value else {
+        return Ok(());
+    };
+    if s.is_empty() {
+        return Err(invalid(name, s, "String may not be empty"));
+    }
+    let found: Vec<String> = s
+        .chars()
+        .filter(|c| is_iso_control(*c))
+        .map(|c| u32::from(c).to_string())
+        .collect();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid(
+            name,
+            s,
+            &format!(
+                "String may not contain control sequences but had the following ASCII chars: {}",
+                found.join(", ")
+            ),
+        ))
+    }
+}
+
+/// `CaseInsensitiveValidString`: one of `options`, ignoring case; the message lists them upper-cased
+/// in Java's hash-set order.
+fn check_one_of_case_insensitive(
+    name: &str,
+    value: &ConfigValue,
+    options: &[&str],
+) -> Result<(), String> {
+    let shown = || value.java_string();
+    let upper: Vec<String> = options.iter().map(|o| o.to_uppercase()).collect();
+    let ok = matches!(value, ConfigValue::String(s) if upper.contains(&s.to_uppercase()));
+    if ok {
+        Ok(())
+    } else {
+        let mut unique: Vec<String> = Vec::new();
+        for u in upper {
+            if !unique.contains(&u) {
+                unique.push(u);
+            }
+        }
+        let ordered: Vec<String> = java_hash_order(unique.into_iter().map(|u| (u, ())).collect())
+            .into_iter()
+            .map(|(u, ())| u)
+            .collect();
+        Err(invalid(
+            name,
+            &shown(),
+            &format!(
+                "String must be one of (case insensitive): {}",
+                ordered.join(", ")
+            ),
+        ))
     }
 }
 

@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
-use crate::config::connector::ConnectorType;
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::connectors::plugin_identity;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 const BYTE_ARRAY_CONVERTER: &str = "org.apache.kafka.connect.converters.ByteArrayConverter";
@@ -93,15 +93,12 @@ fn byte_array_converters(key: &str) -> Option<&'static str> {
 pub struct KafkaSink;
 
 impl ConnectorPlugin for KafkaSink {
-    fn class(&self) -> &'static str {
-        "liteconnect.kafka.KafkaSinkConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Sink
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "liteconnect.kafka.KafkaSinkConnector",
+        Sink,
+        VERSION,
+        "liteconnect.kafka.KafkaSinkTask"
+    );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
             .define(
@@ -143,9 +140,6 @@ impl ConnectorPlugin for KafkaSink {
     fn default_converter(&self, key: &str) -> Option<&'static str> {
         byte_array_converters(key)
     }
-    fn task_class(&self) -> &'static str {
-        "liteconnect.kafka.KafkaSinkTask"
-    }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone(); max_tasks.max(1)])
     }
@@ -167,15 +161,12 @@ impl ConnectorPlugin for KafkaSink {
 pub struct MirrorSource;
 
 impl ConnectorPlugin for MirrorSource {
-    fn class(&self) -> &'static str {
-        "org.apache.kafka.connect.mirror.MirrorSourceConnector"
-    }
-    fn connector_type(&self) -> ConnectorType {
-        ConnectorType::Source
-    }
-    fn version(&self) -> &'static str {
-        VERSION
-    }
+    plugin_identity!(
+        "org.apache.kafka.connect.mirror.MirrorSourceConnector",
+        Source,
+        VERSION,
+        "org.apache.kafka.connect.mirror.MirrorSourceTask"
+    );
     fn config_def(&self) -> ConfigDef {
         let string = |name: &'static str, default: DefaultValue, doc: &'static str| {
             ConfigKey::new(name, ConfigType::String, default, Importance::High, doc)
@@ -263,9 +254,6 @@ impl ConnectorPlugin for MirrorSource {
     }
     fn default_converter(&self, key: &str) -> Option<&'static str> {
         byte_array_converters(key)
-    }
-    fn task_class(&self) -> &'static str {
-        "org.apache.kafka.connect.mirror.MirrorSourceTask"
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         let count = max_tasks.max(1);

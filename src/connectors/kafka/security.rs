@@ -409,13 +409,7 @@ fn parse_jaas(text: &str) -> Result<(String, BTreeMap<String, String>), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::test_support::props as map;
 
     #[test]
     fn plain_and_scram_jaas_become_username_and_password() {

@@ -162,6 +162,20 @@ fn config(list: &[(&str, Option<&str>)]) -> BTreeMap<String, Option<String>> {
         .collect()
 }
 
+/// The framework's groups of a sink connector config, in order.
+const SINK_GROUPS: [&str; 4] = ["Common", "Transforms", "Predicates", "Error Handling"];
+
+/// The framework's groups of a source connector config, in order.
+const SOURCE_GROUPS: [&str; 7] = [
+    "Common",
+    "Transforms",
+    "Predicates",
+    "Error Handling",
+    "Topic Creation",
+    "Exactly Once Support",
+    "offsets.topic",
+];
+
 fn validate_sink(list: &[(&str, Option<&str>)]) -> ConfigInfos {
     validate_connector_config(
         "FileStreamSink",
@@ -171,6 +185,17 @@ fn validate_sink(list: &[(&str, Option<&str>)]) -> ConfigInfos {
         &config(list),
         &Plugins,
     )
+}
+
+/// [`validate_sink`] of a FileStreamSink named `s` reading the topic `t`, with `extra` keys.
+fn validate_file_sink(extra: &[(&str, Option<&str>)]) -> ConfigInfos {
+    let mut list = vec![
+        ("name", Some("s")),
+        ("connector.class", Some("FileStreamSink")),
+        ("topics", Some("t")),
+    ];
+    list.extend_from_slice(extra);
+    validate_sink(&list)
 }
 
 fn validate_source(list: &[(&str, Option<&str>)]) -> ConfigInfos {
@@ -262,10 +287,7 @@ fn base_definition_order_groups_and_display_names() {
         orders,
         vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 4, 4, 6, 7, 8]
     );
-    assert_eq!(
-        sink.groups(),
-        vec!["Common", "Transforms", "Predicates", "Error Handling"]
-    );
+    assert_eq!(sink.groups(), SINK_GROUPS);
 
     let source = connector_config_def(ConnectorType::Source);
     let extra: Vec<&str> = source.keys()[15..]
@@ -282,18 +304,7 @@ fn base_definition_order_groups_and_display_names() {
             "offsets.storage.topic",
         ]
     );
-    assert_eq!(
-        source.groups(),
-        vec![
-            "Common",
-            "Transforms",
-            "Predicates",
-            "Error Handling",
-            "Topic Creation",
-            "Exactly Once Support",
-            "offsets.topic"
-        ]
-    );
+    assert_eq!(source.groups(), SOURCE_GROUPS);
     assert_eq!(ConnectorType::Source.as_str(), "source");
     assert_eq!(ConnectorType::Sink.as_str(), "sink");
 }

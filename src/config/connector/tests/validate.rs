@@ -7,10 +7,7 @@ fn spec_example_file_sink_without_name_or_topics() {
         ("file", Some("/tmp/out.txt")),
     ]);
     assert_eq!(infos.name, "FileStreamSink");
-    assert_eq!(
-        infos.groups,
-        vec!["Common", "Transforms", "Predicates", "Error Handling"]
-    );
+    assert_eq!(infos.groups, SINK_GROUPS);
     assert_eq!(infos.error_count, 3);
     let first = serde_json::to_value(&infos.configs[0]).unwrap();
     assert_eq!(
@@ -186,18 +183,7 @@ fn source_groups_and_case_insensitive_options() {
         ("transaction.boundary.interval.ms", Some("-1")),
         ("offsets.storage.topic", Some("  ")),
     ]);
-    assert_eq!(
-        infos.groups,
-        vec![
-            "Common",
-            "Transforms",
-            "Predicates",
-            "Error Handling",
-            "Topic Creation",
-            "Exactly Once Support",
-            "offsets.topic"
-        ]
-    );
+    assert_eq!(infos.groups, SOURCE_GROUPS);
     assert!(errors(&infos, "exactly.once.support").is_empty());
     let infos_eos = validate_source(&[
         ("name", Some("src")),
@@ -233,10 +219,7 @@ fn source_groups_and_case_insensitive_options() {
 
 #[test]
 fn transforms_with_known_types_are_enriched() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("transforms", Some("route, drop")),
         ("transforms.route.type", Some("RegexRouter")),
         ("transforms.route.regex", Some("(.*)")),
@@ -249,15 +232,11 @@ fn transforms_with_known_types_are_enriched() {
     ]);
     assert_eq!(
         infos.groups,
-        vec![
-            "Common",
-            "Transforms",
-            "Predicates",
-            "Error Handling",
-            "Transforms: route",
-            "Transforms: drop",
-            "Predicates: isFoo"
+        [
+            &SINK_GROUPS[..],
+            &["Transforms: route", "Transforms: drop", "Predicates: isFoo"]
         ]
+        .concat()
     );
     let enriched: Vec<&str> = names(&infos)[20..].to_vec();
     assert_eq!(
@@ -329,10 +308,7 @@ fn transforms_with_known_types_are_enriched() {
 
 #[test]
 fn unknown_transform_type() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("transforms", Some("a")),
         ("transforms.a.type", Some("com.example.Nope")),
         ("transforms.a.something", Some("x")),
@@ -350,12 +326,7 @@ fn unknown_transform_type() {
 
 #[test]
 fn missing_transform_type_and_duplicate_alias() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
-        ("transforms", Some("a,a")),
-    ]);
+    let infos = validate_file_sink(&[("transforms", Some("a,a"))]);
     assert_eq!(
         errors(&infos, "transforms"),
         vec!["Invalid value [a, a] for configuration transforms: Duplicate alias provided."]
@@ -376,10 +347,7 @@ fn missing_transform_type_and_duplicate_alias() {
 
 #[test]
 fn negate_without_predicate() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("transforms", Some("f")),
         ("transforms.f.type", Some("Filter")),
         ("transforms.f.negate", Some("true")),
@@ -396,14 +364,7 @@ fn negate_without_predicate() {
 
 #[test]
 fn null_values() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
-        ("tasks.max", None),
-        ("unknown.key", None),
-        ("file", None),
-    ]);
+    let infos = validate_file_sink(&[("tasks.max", None), ("unknown.key", None), ("file", None)]);
     // Keys without a definition come first.
     assert!(infos.configs[0].definition.is_none());
     assert_eq!(
@@ -439,10 +400,7 @@ fn null_name_is_only_the_null_error() {
 
 #[test]
 fn converters_are_checked_and_their_keys_validated() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("key.converter", Some("com.example.Nope")),
         ("value.converter", Some("JsonConverter")),
         ("value.converter.schemas.enable", Some("maybe")),
@@ -496,10 +454,7 @@ fn converters_are_checked_and_their_keys_validated() {
 
 #[test]
 fn header_converter_section_comes_first() {
-    let infos = validate_sink(&[
-        ("name", Some("s")),
-        ("connector.class", Some("FileStreamSink")),
-        ("topics", Some("t")),
+    let infos = validate_file_sink(&[
         ("key.converter", Some(JSON_CONVERTER)),
         ("header.converter", Some(JSON_CONVERTER)),
     ]);
