@@ -417,12 +417,8 @@ impl ConnectorPlugin for FileStreamSink {
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
         Some(Box::new(FileSinkTask { out: None }))
     }
-    fn alter_offsets(
-        &self,
-        _config: &Props,
-        _offsets: &[(Json, Option<Json>)],
-    ) -> Result<bool, String> {
-        Ok(true)
+    fn acknowledges_offsets(&self) -> bool {
+        true
     }
 }
 

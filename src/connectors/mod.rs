@@ -145,6 +145,11 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
         None
     }
+    /// What the default `alter_offsets` answers: whether the connector acknowledges any offsets change
+    /// without looking at it (sinks whose offsets are the worker's own positions).
+    fn acknowledges_offsets(&self) -> bool {
+        false
+    }
     /// Checks (and may act on) an offsets change made through the REST API (KIP-875). `Ok(true)` means the
     /// connector acknowledges the change; `Ok(false)` means it has no opinion; Err refuses it.
     fn alter_offsets(
@@ -152,6 +157,6 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
         _config: &Props,
         _offsets: &[(Json, Option<Json>)],
     ) -> Result<bool, String> {
-        Ok(false)
+        Ok(self.acknowledges_offsets())
     }
 }

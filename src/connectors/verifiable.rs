@@ -317,12 +317,8 @@ impl ConnectorPlugin for VerifiableSink {
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
         Some(Box::new(VerifiableSinkTask::default()))
     }
-    fn alter_offsets(
-        &self,
-        _config: &Props,
-        _offsets: &[(Json, Option<Json>)],
-    ) -> Result<bool, String> {
-        Ok(true)
+    fn acknowledges_offsets(&self) -> bool {
+        true
     }
 }
 

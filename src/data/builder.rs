@@ -17,6 +17,18 @@ pub struct SchemaBuilder {
     errors: Vec<String>,
 }
 
+/// One constructor per primitive schema type: `name => SchemaType variant`.
+macro_rules! primitive_builders {
+    ($($(#[$doc:meta])* $name:ident => $ty:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name() -> Self {
+                Self::new(SchemaType::$ty)
+            }
+        )*
+    };
+}
+
 impl SchemaBuilder {
     /// A builder for a required schema of type `t`.
     pub fn new(t: SchemaType) -> Self {
@@ -34,41 +46,25 @@ impl SchemaBuilder {
         }
     }
 
-    /// `INT8` builder.
-    pub fn int8() -> Self {
-        Self::new(SchemaType::Int8)
-    }
-    /// `INT16` builder.
-    pub fn int16() -> Self {
-        Self::new(SchemaType::Int16)
-    }
-    /// `INT32` builder.
-    pub fn int32() -> Self {
-        Self::new(SchemaType::Int32)
-    }
-    /// `INT64` builder.
-    pub fn int64() -> Self {
-        Self::new(SchemaType::Int64)
-    }
-    /// `FLOAT32` builder.
-    pub fn float32() -> Self {
-        Self::new(SchemaType::Float32)
-    }
-    /// `FLOAT64` builder.
-    pub fn float64() -> Self {
-        Self::new(SchemaType::Float64)
-    }
-    /// `BOOLEAN` builder.
-    pub fn boolean() -> Self {
-        Self::new(SchemaType::Boolean)
-    }
-    /// `STRING` builder.
-    pub fn string() -> Self {
-        Self::new(SchemaType::String)
-    }
-    /// `BYTES` builder.
-    pub fn bytes() -> Self {
-        Self::new(SchemaType::Bytes)
+    primitive_builders! {
+        /// `INT8` builder.
+        int8 => Int8;
+        /// `INT16` builder.
+        int16 => Int16;
+        /// `INT32` builder.
+        int32 => Int32;
+        /// `INT64` builder.
+        int64 => Int64;
+        /// `FLOAT32` builder.
+        float32 => Float32;
+        /// `FLOAT64` builder.
+        float64 => Float64;
+        /// `BOOLEAN` builder.
+        boolean => Boolean;
+        /// `STRING` builder.
+        string => String;
+        /// `BYTES` builder.
+        bytes => Bytes;
     }
     /// `STRUCT` builder; add fields with [`SchemaBuilder::field`].
     pub fn struct_() -> Self {

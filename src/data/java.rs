@@ -12,45 +12,47 @@ pub const MILLIS_PER_DAY: i64 = 24 * 60 * 60 * 1000;
 /// `Double.toString(d)`: the shortest digits that read back as `d`, plain between 10^-3 and 10^7,
 /// computerised scientific notation (`1.0E10`, `1.0E-5`) outside, always with a fractional part.
 pub fn double_to_string(d: f64) -> String {
-    if d.is_nan() {
-        return "NaN".to_string();
+    match special_to_string(d) {
+        Some(text) => text.to_string(),
+        None => format_java_float(&shortest_scientific(d), d.abs() >= 1e-3 && d.abs() < 1e7),
     }
-    if d.is_infinite() {
-        return if d > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
-    }
-    let mut sci = format!("{d:e}");
-    if !sci.contains('.') {
-        // Java considers two-digit candidates when one digit suffices and takes the closest
-        let two = format!("{d:.1e}");
-        if two.parse::<f64>() == Ok(d) {
-            sci = two;
-        }
-    }
-    format_java_float(&sci, d.abs() >= 1e-3 && d.abs() < 1e7)
 }
 
 /// `Float.toString(f)`: like [`double_to_string`] but with the shortest digits for a 32-bit float.
 pub fn float_to_string(f: f32) -> String {
-    if f.is_nan() {
-        return "NaN".to_string();
+    match special_to_string(f64::from(f)) {
+        Some(text) => text.to_string(),
+        None => format_java_float(&shortest_scientific(f), f.abs() >= 1e-3 && f.abs() < 1e7),
     }
-    if f.is_infinite() {
-        return if f > 0.0 { "Infinity" } else { "-Infinity" }.to_string();
+}
+
+/// Java's text for NaN, the infinities and the zeros, which it writes without digits to choose.
+fn special_to_string(d: f64) -> Option<&'static str> {
+    if d.is_nan() {
+        Some("NaN")
+    } else if d.is_infinite() {
+        Some(if d > 0.0 { "Infinity" } else { "-Infinity" })
+    } else if d == 0.0 {
+        Some(if d.is_sign_negative() { "-0.0" } else { "0.0" })
+    } else {
+        None
     }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
-    }
-    let mut sci = format!("{f:e}");
+}
+
+/// Rust's shortest scientific form of `x`; where that has one digit, Java considers two-digit
+/// candidates too and takes the closest, so the two-digit form when it reads back as `x`.
+fn shortest_scientific<T>(x: T) -> String
+where
+    T: std::fmt::LowerExp + std::str::FromStr + PartialEq,
+{
+    let sci = format!("{x:e}");
     if !sci.contains('.') {
-        let two = format!("{f:.1e}");
-        if two.parse::<f32>() == Ok(f) {
-            sci = two;
+        let two = format!("{x:.1e}");
+        if two.parse::<T>().ok() == Some(x) {
+            return two;
         }
     }
-    format_java_float(&sci, f.abs() >= 1e-3 && f.abs() < 1e7)
+    sci
 }
 
 /// Turns Rust's shortest scientific form (`-1.5e-7`) into Java's layout.
@@ -180,38 +182,45 @@ mod tests {
 
     #[test]
     fn doubles_print_like_java() {
-        assert_eq!(double_to_string(1.0), "1.0");
-        assert_eq!(double_to_string(1e10), "1.0E10");
-        assert_eq!(double_to_string(1e7), "1.0E7");
-        assert_eq!(double_to_string(9_999_999.0), "9999999.0");
-        assert_eq!(double_to_string(0.001), "0.001");
-        assert_eq!(double_to_string(0.0001), "1.0E-4");
-        assert_eq!(double_to_string(-1.5e-7), "-1.5E-7");
-        assert_eq!(double_to_string(123.456), "123.456");
-        assert_eq!(double_to_string(0.1), "0.1");
-        assert_eq!(double_to_string(100.0), "100.0");
-        assert_eq!(double_to_string(-0.0), "-0.0");
-        assert_eq!(double_to_string(f64::NAN), "NaN");
-        assert_eq!(double_to_string(f64::NEG_INFINITY), "-Infinity");
-        assert_eq!(double_to_string(1.2345678e20), "1.2345678E20");
-        assert_eq!(
-            double_to_string(f64::MIN_POSITIVE * f64::EPSILON),
-            "4.9E-324"
-        );
-        assert_eq!(double_to_string(f64::MAX), "1.7976931348623157E308");
-        assert_eq!(double_to_string(0.002), "0.002");
-        assert_eq!(double_to_string(2e22), "2.0E22");
+        let cases: [(f64, &str); 18] = [
+            (1.0, "1.0"),
+            (1e10, "1.0E10"),
+            (1e7, "1.0E7"),
+            (9_999_999.0, "9999999.0"),
+            (0.001, "0.001"),
+            (0.0001, "1.0E-4"),
+            (-1.5e-7, "-1.5E-7"),
+            (123.456, "123.456"),
+            (0.1, "0.1"),
+            (100.0, "100.0"),
+            (-0.0, "-0.0"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (1.2345678e20, "1.2345678E20"),
+            (f64::MIN_POSITIVE * f64::EPSILON, "4.9E-324"),
+            (f64::MAX, "1.7976931348623157E308"),
+            (0.002, "0.002"),
+            (2e22, "2.0E22"),
+        ];
+        for (x, java) in cases {
+            assert_eq!(double_to_string(x), java, "{x:?}");
+        }
     }
 
     #[test]
     fn floats_print_like_java() {
-        assert_eq!(float_to_string(0.1), "0.1");
-        assert_eq!(float_to_string(1.1), "1.1");
-        assert_eq!(float_to_string(3.0e10), "3.0E10");
-        assert_eq!(float_to_string(66000.0008), "66000.0");
-        assert_eq!(float_to_string(300.01), "300.01");
-        assert_eq!(float_to_string(f32::from_bits(1)), "1.4E-45");
-        assert_eq!(float_to_string(f32::MAX), "3.4028235E38");
+        let cases: [(f32, &str); 7] = [
+            (0.1, "0.1"),
+            (1.1, "1.1"),
+            (3.0e10, "3.0E10"),
+            (66000.0008, "66000.0"),
+            (300.01, "300.01"),
+            (f32::from_bits(1), "1.4E-45"),
+            (f32::MAX, "3.4028235E38"),
+        ];
+        for (x, java) in cases {
+            assert_eq!(float_to_string(x), java, "{x:?}");
+        }
     }
 
     #[test]

@@ -505,6 +505,50 @@ impl Value {
     }
 }
 
+/// Writes an array's items between `[` and `]`, `sep` between them, each by `item` with the
+/// array's value schema.
+pub(crate) fn append_items(
+    out: &mut String,
+    items: &[Value],
+    schema: Option<&Schema>,
+    sep: &str,
+    mut item: impl FnMut(&mut String, &Value, Option<&Schema>),
+) {
+    let item_schema = schema.and_then(|s| s.value_schema.as_deref());
+    out.push('[');
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        item(out, v, item_schema);
+    }
+    out.push(']');
+}
+
+/// Writes a map's entries between `{` and `}`: `separators` is what stands between entries and
+/// between a key and its value; each key and value is written by `item` with its schema.
+pub(crate) fn append_entries(
+    out: &mut String,
+    entries: &[(Value, Value)],
+    schema: Option<&Schema>,
+    separators: (&str, char),
+    mut item: impl FnMut(&mut String, &Value, Option<&Schema>),
+) {
+    let (sep, key_sep) = separators;
+    let key_schema = schema.and_then(|s| s.key_schema.as_deref());
+    let value_schema = schema.and_then(|s| s.value_schema.as_deref());
+    out.push('{');
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        item(out, k, key_schema);
+        out.push(key_sep);
+        item(out, v, value_schema);
+    }
+    out.push('}');
+}
+
 fn append_java_string(out: &mut String, value: &Value, schema: Option<&Schema>) {
     use logical::LogicalKind;
     if let Some(kind) = schema.and_then(Schema::logical) {
@@ -544,30 +588,9 @@ fn append_java_string(out: &mut String, value: &Value, schema: Option<&Schema>) 
             use base64::Engine as _;
             out.push_str(&base64::engine::general_purpose::STANDARD.encode(b))
         }
-        Value::Array(items) => {
-            let item_schema = schema.and_then(|s| s.value_schema.as_deref());
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                append_java_string(out, item, item_schema);
-            }
-            out.push(']');
-        }
+        Value::Array(items) => append_items(out, items, schema, ", ", append_java_string),
         Value::Map(entries) => {
-            let key_schema = schema.and_then(|s| s.key_schema.as_deref());
-            let value_schema = schema.and_then(|s| s.value_schema.as_deref());
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                append_java_string(out, k, key_schema);
-                out.push('=');
-                append_java_string(out, v, value_schema);
-            }
-            out.push('}');
+            append_entries(out, entries, schema, (", ", '='), append_java_string)
         }
         Value::Struct(s) => {
             out.push_str("Struct{");

@@ -19,7 +19,10 @@
 
 use super::java::{self, MILLIS_PER_DAY};
 use super::logical::{self, LogicalKind, ParsedDecimal};
-use super::{DataError, Schema, SchemaAndValue, SchemaBuilder, SchemaRef, SchemaType, Value};
+use super::{
+    append_entries, append_items, DataError, Schema, SchemaAndValue, SchemaBuilder, SchemaRef,
+    SchemaType, Value,
+};
 use base64::Engine as _;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use std::sync::Arc;
@@ -39,6 +42,11 @@ pub fn convert_to_string(schema: Option<&Schema>, value: &Value) -> Option<Strin
 /// Kafka's `Values.escape`: backslashes doubled, then double quotes preceded by a backslash.
 pub fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// `append` for a value inside an array or map.
+fn embedded_item(out: &mut String, value: &Value, schema: Option<&Schema>) {
+    append(out, value, true, schema);
 }
 
 fn append(out: &mut String, value: &Value, embedded: bool, schema: Option<&Schema>) {
@@ -80,31 +88,8 @@ fn append(out: &mut String, value: &Value, embedded: bool, schema: Option<&Schem
                 out.push_str(&encoded);
             }
         }
-        Value::Array(items) => {
-            let item_schema = schema.and_then(|s| s.value_schema.as_deref());
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                append(out, item, true, item_schema);
-            }
-            out.push(']');
-        }
-        Value::Map(entries) => {
-            let key_schema = schema.and_then(|s| s.key_schema.as_deref());
-            let value_schema = schema.and_then(|s| s.value_schema.as_deref());
-            out.push('{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                append(out, k, true, key_schema);
-                out.push(':');
-                append(out, v, true, value_schema);
-            }
-            out.push('}');
-        }
+        Value::Array(items) => append_items(out, items, schema, ",", embedded_item),
+        Value::Map(entries) => append_entries(out, entries, schema, (",", ':'), embedded_item),
         Value::Struct(s) => {
             out.push('{');
             for (i, field) in s.schema.fields.iter().enumerate() {
@@ -357,6 +342,18 @@ impl ValueParser {
         ))
     }
 
+    /// The error for an array or map that ends before its closing bracket: after a trailing ',' or not.
+    fn unterminated(&self, what: &str, close: char) -> DataError {
+        let original = &self.p.original;
+        if self.p.previous.as_deref() == Some(",") {
+            DataError::new(format!("{what} is missing element after ',': {original}"))
+        } else {
+            DataError::new(format!(
+                "{what} is missing terminating '{close}': {original}"
+            ))
+        }
+    }
+
     fn parse_array(&mut self) -> Result<SchemaAndValue, DataError> {
         let mut items: Vec<Option<SchemaAndValue>> = Vec::new();
         let mut merger = SchemaMerger::default();
@@ -393,16 +390,7 @@ impl ValueParser {
                 return Err(DataError::new("Array elements missing ',' delimiter"));
             }
         }
-        if self.p.previous.as_deref() == Some(",") {
-            return Err(DataError::new(format!(
-                "Array is missing element after ',': {}",
-                self.p.original
-            )));
-        }
-        Err(DataError::new(format!(
-            "Array is missing terminating ']': {}",
-            self.p.original
-        )))
+        Err(self.unterminated("Array", ']'))
     }
 
     fn parse_map(&mut self) -> Result<SchemaAndValue, DataError> {
@@ -462,16 +450,7 @@ impl ValueParser {
             values.merge(value.as_ref());
             entries.push((key, value));
         }
-        if self.p.previous.as_deref() == Some(",") {
-            return Err(DataError::new(format!(
-                "Map is missing element after ',': {}",
-                self.p.original
-            )));
-        }
-        Err(DataError::new(format!(
-            "Map is missing terminating '}}': {}",
-            self.p.original
-        )))
+        Err(self.unterminated("Map", '}'))
     }
 
     fn parse_multiple_tokens_as_temporal(&mut self, token: &str) -> Option<SchemaAndValue> {
@@ -660,51 +639,41 @@ mod tests {
 
     #[test]
     fn parses_scalars() {
-        assert_eq!(parsed(""), string(""));
-        assert_eq!(
-            parsed("true"),
-            (Some(SchemaType::Boolean), Value::Boolean(true))
-        );
-        assert_eq!(
-            parsed("  false  "),
-            (Some(SchemaType::Boolean), Value::Boolean(false))
-        );
+        let typed = [
+            ("true", SchemaType::Boolean, Value::Boolean(true)),
+            ("  false  ", SchemaType::Boolean, Value::Boolean(false)),
+            ("1", SchemaType::Int8, Value::Int8(1)),
+            ("1.0", SchemaType::Int8, Value::Int8(1)),
+            ("300.0", SchemaType::Int16, Value::Int16(300)),
+            ("66000.0", SchemaType::Int32, Value::Int32(66000)),
+            (
+                "-5000000000",
+                SchemaType::Int64,
+                Value::Int64(-5_000_000_000),
+            ),
+            ("1.1", SchemaType::Float32, Value::Float32(1.1)),
+            ("300.01", SchemaType::Float32, Value::Float32(300.01)),
+            ("1e39", SchemaType::Float64, Value::Float64(1e39)),
+            ("+5", SchemaType::Int8, Value::Int8(5)),
+        ];
+        for (text, schema_type, value) in typed {
+            assert_eq!(parsed(text), (Some(schema_type), value), "{text:?}");
+        }
         assert_eq!(parse_string("null"), SchemaAndValue::null());
-        assert_eq!(parsed("1"), (Some(SchemaType::Int8), Value::Int8(1)));
-        assert_eq!(parsed("1.0"), (Some(SchemaType::Int8), Value::Int8(1)));
-        assert_eq!(
-            parsed("300.0"),
-            (Some(SchemaType::Int16), Value::Int16(300))
-        );
-        assert_eq!(
-            parsed("66000.0"),
-            (Some(SchemaType::Int32), Value::Int32(66000))
-        );
-        assert_eq!(
-            parsed("-5000000000"),
-            (Some(SchemaType::Int64), Value::Int64(-5_000_000_000))
-        );
-        assert_eq!(
-            parsed("1.1"),
-            (Some(SchemaType::Float32), Value::Float32(1.1))
-        );
-        assert_eq!(
-            parsed("300.01"),
-            (Some(SchemaType::Float32), Value::Float32(300.01))
-        );
-        assert_eq!(
-            parsed("1e39"),
-            (Some(SchemaType::Float64), Value::Float64(1e39))
-        );
-        assert_eq!(parsed("hello world"), string("hello world"));
-        assert_eq!(parsed("true}"), string("true}"));
-        assert_eq!(parsed("false]"), string("false]"));
-        assert_eq!(parsed("null="), string("null="));
-        assert_eq!(parsed("123abc"), string("123abc"));
-        assert_eq!(parsed("12:30"), string("12:30"));
-        assert_eq!(parsed("   "), string("   "));
-        assert_eq!(parsed("\u{FFFF}"), string("\u{FFFF}"));
-        assert_eq!(parsed("+5"), (Some(SchemaType::Int8), Value::Int8(5)));
+        let strings = [
+            "",
+            "hello world",
+            "true}",
+            "false]",
+            "null=",
+            "123abc",
+            "12:30",
+            "   ",
+            "\u{FFFF}",
+        ];
+        for text in strings {
+            assert_eq!(parsed(text), string(text));
+        }
     }
 
     #[test]

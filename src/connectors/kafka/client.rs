@@ -330,6 +330,11 @@ mod tests {
         assert_eq!(c.get("acks"), Some("all"));
     }
 
+    /// The refusal the context has told from what it saw; the test expects one.
+    fn refusal(context: &Context) -> String {
+        context.last_error.refused().expect("a refusal")
+    }
+
     #[test]
     fn refusals_are_told_from_outages_and_keep_librdkafkas_words() {
         let context = Context::default();
@@ -356,10 +361,7 @@ mod tests {
             KafkaError::Global(RDKafkaErrorCode::SSL),
             "ssl://k:9093/bootstrap: SSL handshake failed: certificate verify failed",
         );
-        assert!(producer_side
-            .last_error
-            .refused()
-            .unwrap()
+        assert!(refusal(&producer_side)
             .starts_with("The TLS connection to the Kafka cluster failed: ssl://k:9093"));
 
         // TLS 1.3: the broker's refusal of the client certificate arrives as a transport failure.
@@ -385,11 +387,7 @@ mod tests {
             KafkaError::Global(RDKafkaErrorCode::BrokerTransportFailure),
             "ssl://k:9093/bootstrap: Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required: SSL alert number 116",
         );
-        assert!(outage
-            .last_error
-            .refused()
-            .unwrap()
-            .contains("alert certificate required"));
+        assert!(refusal(&outage).contains("alert certificate required"));
     }
 
     #[test]

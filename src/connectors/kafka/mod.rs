@@ -146,13 +146,9 @@ impl ConnectorPlugin for KafkaSink {
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
         Some(Box::new(sink::KafkaSinkTask::default()))
     }
-    fn alter_offsets(
-        &self,
-        _config: &Props,
-        _offsets: &[(Json, Option<Json>)],
-    ) -> Result<bool, String> {
-        // Its offsets are the local log's positions, which the worker keeps: nothing else to change.
-        Ok(true)
+    // Its offsets are the local log's positions, which the worker keeps: nothing else to change.
+    fn acknowledges_offsets(&self) -> bool {
+        true
     }
 }
 

@@ -411,14 +411,20 @@ mod tests {
     use super::*;
     use crate::test_support::props as map;
 
+    /// The settings `pairs` become once translated (reading files).
+    fn translated(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+        let mut s = map(pairs);
+        translate(&mut s, Files::Read).unwrap();
+        s
+    }
+
     #[test]
     fn plain_and_scram_jaas_become_username_and_password() {
         for module in [PLAIN_MODULE, SCRAM_MODULE] {
-            let mut s = map(&[(
+            let s = translated(&[(
                 "sasl.jaas.config",
                 &format!(r#"{module} required username="alice" password="s3cr\"et;=";"#),
             )]);
-            translate(&mut s, Files::Read).unwrap();
             assert_eq!(s.get("sasl.username").map(String::as_str), Some("alice"));
             assert_eq!(
                 s.get("sasl.password").map(String::as_str),
@@ -430,14 +436,13 @@ mod tests {
 
     #[test]
     fn librdkafka_keys_win_over_the_jaas_config() {
-        let mut s = map(&[
+        let s = translated(&[
             (
                 "sasl.jaas.config",
                 &format!("{PLAIN_MODULE} required username=u password='p';"),
             ),
             ("sasl.password", "explicit"),
         ]);
-        translate(&mut s, Files::Read).unwrap();
         assert_eq!(s["sasl.username"], "u");
         assert_eq!(s["sasl.password"], "explicit");
     }
@@ -529,25 +534,20 @@ mod tests {
     #[test]
     fn tls_without_a_ca_probes_the_system_locations() {
         for protocol in ["SSL", "sasl_ssl"] {
-            let mut s = map(&[("security.protocol", protocol)]);
-            translate(&mut s, Files::Read).unwrap();
+            let s = translated(&[("security.protocol", protocol)]);
             assert_eq!(s["ssl.ca.location"], "probe");
         }
-        let mut s = map(&[("security.protocol", "SASL_PLAINTEXT")]);
-        translate(&mut s, Files::Read).unwrap();
+        let s = translated(&[("security.protocol", "SASL_PLAINTEXT")]);
         assert!(!s.contains_key("ssl.ca.location"));
-        let mut s = map(&[("security.protocol", "SSL"), ("ssl.ca.pem", "x")]);
-        translate(&mut s, Files::Read).unwrap();
+        let s = translated(&[("security.protocol", "SSL"), ("ssl.ca.pem", "x")]);
         assert!(!s.contains_key("ssl.ca.location"));
     }
 
     #[test]
     fn an_empty_endpoint_identification_algorithm_turns_it_off() {
-        let mut s = map(&[("ssl.endpoint.identification.algorithm", "")]);
-        translate(&mut s, Files::Read).unwrap();
+        let s = translated(&[("ssl.endpoint.identification.algorithm", "")]);
         assert_eq!(s["ssl.endpoint.identification.algorithm"], "none");
-        let mut s = map(&[("ssl.endpoint.identification.algorithm", "https")]);
-        translate(&mut s, Files::Read).unwrap();
+        let s = translated(&[("ssl.endpoint.identification.algorithm", "https")]);
         assert_eq!(s["ssl.endpoint.identification.algorithm"], "https");
     }
 
@@ -567,8 +567,7 @@ mod tests {
         let p12 = write("trust.p12", &[0x30, 0x82, 0x04, 0x10]);
 
         // A PEM trust store, with Java's default type left unset, becomes ssl.ca.location.
-        let mut s = map(&[("ssl.truststore.location", &pem)]);
-        translate(&mut s, Files::Read).unwrap();
+        let s = translated(&[("ssl.truststore.location", &pem)]);
         assert_eq!(s["ssl.ca.location"], pem);
         assert!(!s.contains_key("ssl.truststore.location"));
 
@@ -587,24 +586,22 @@ mod tests {
         }
 
         // A PEM key store is both the certificate and the key file; PKCS#12 stays librdkafka's own key.
-        let mut s = map(&[
+        let s = translated(&[
             ("ssl.keystore.location", &pem),
             ("ssl.keystore.password", "x"),
             ("ssl.key.password", "k"),
         ]);
-        translate(&mut s, Files::Read).unwrap();
         assert_eq!(s["ssl.certificate.location"], pem);
         assert_eq!(s["ssl.key.location"], pem);
         assert_eq!(s["ssl.key.password"], "k");
         assert!(!s.contains_key("ssl.keystore.location"));
         assert!(!s.contains_key("ssl.keystore.password"));
 
-        let mut s = map(&[
+        let s = translated(&[
             ("ssl.keystore.location", &p12),
             ("ssl.keystore.type", "PKCS12"),
             ("ssl.keystore.password", "x"),
         ]);
-        translate(&mut s, Files::Read).unwrap();
         assert_eq!(s["ssl.keystore.location"], p12);
         assert_eq!(s["ssl.keystore.password"], "x");
         assert!(!s.contains_key("ssl.keystore.type"));
@@ -629,14 +626,13 @@ mod tests {
 
     #[test]
     fn inline_pem_stores_become_librdkafkas_pem_keys() {
-        let mut s = map(&[
+        let s = translated(&[
             ("ssl.truststore.type", "PEM"),
             ("ssl.truststore.certificates", "CA"),
             ("ssl.keystore.type", "PEM"),
             ("ssl.keystore.certificate.chain", "CHAIN"),
             ("ssl.keystore.key", "KEY"),
         ]);
-        translate(&mut s, Files::Read).unwrap();
         assert_eq!(s["ssl.ca.pem"], "CA");
         assert_eq!(s["ssl.certificate.pem"], "CHAIN");
         assert_eq!(s["ssl.key.pem"], "KEY");
