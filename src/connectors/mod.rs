@@ -77,8 +77,26 @@ pub trait SourceTask: Send {
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError>;
     /// Returns the next records, or none after waiting a while (through `context.wait`).
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError>;
+    /// Called after everything the earlier polls returned is committed to the local log with its source
+    /// offsets (records a transform dropped or the error handler skipped included), as Kafka's
+    /// `SourceTask.commit()`. Sources that acknowledge to their origin (an MQTT broker, an HTTP client) or
+    /// clean up after themselves (a spooled file) do it here, so nothing is acknowledged before it is
+    /// stored. Not called for records that were not stored (the task stopped before they were).
+    fn commit(&mut self) -> Result<(), TaskError> {
+        Ok(())
+    }
     /// Releases resources; called once, after the last poll.
     fn stop(&mut self) {}
+}
+
+/// Where a sink task sends a record it could not write for a reason that lies in the record itself (a
+/// constraint violation, a value the target refuses), as Kafka's `ErrantRecordReporter`: the worker's
+/// `errors.tolerance` and dead letter queue rules apply to it as to a record that failed conversion.
+pub trait ErrantRecordReporter {
+    /// Reports `record` as failed with `message`. `Ok` means the record is skipped (and sent to the dead
+    /// letter queue when one is set; the task goes on with the rest); `Err` means the tolerance is
+    /// exceeded: the task should return that error from `put` or `flush`.
+    fn report(&mut self, record: &SinkRecord, message: &str) -> Result<(), TaskError>;
 }
 
 /// A running sink task.
@@ -87,6 +105,16 @@ pub trait SinkTask: Send {
     fn start(&mut self, config: &Props) -> Result<(), TaskError>;
     /// Accepts records; they must be durable in the target after the next successful `flush`.
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError>;
+    /// `put` for sinks that report failed records one by one through `reporter` (the runtime calls this
+    /// one; the default ignores the reporter).
+    fn put_reporting(
+        &mut self,
+        records: &[SinkRecord],
+        reporter: &mut dyn ErrantRecordReporter,
+    ) -> Result<(), TaskError> {
+        let _ = reporter;
+        self.put(records)
+    }
     /// Makes everything `put` so far durable; offsets are committed only after it returns Ok.
     fn flush(&mut self) -> Result<(), TaskError>;
     /// Releases resources.

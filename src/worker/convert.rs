@@ -25,6 +25,8 @@ pub(crate) enum TaskStage {
     SinkStart,
     /// `SourceTask.poll` failed.
     Poll,
+    /// `SourceTask.commit` failed.
+    SourceCommit,
     /// `SinkTask.put` failed.
     Put,
     /// `SinkTask.flush` failed.
@@ -54,6 +56,7 @@ impl TaskStage {
             TaskStage::SourceStart => "SourceTask.start",
             TaskStage::SinkStart => "SinkTask.start",
             TaskStage::Poll => "TASK_POLL",
+            TaskStage::SourceCommit => "SourceTask.commit",
             TaskStage::Put => "TASK_PUT",
             TaskStage::Flush => "SinkTask.flush",
             TaskStage::AppendToLog => "Appending to the topic log",

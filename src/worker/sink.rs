@@ -9,10 +9,10 @@ use regex::Regex;
 
 use super::convert::{StageError, TaskStage};
 use super::{Checkpoint, Mode, TaskRuntime};
-use crate::connectors::{SinkTask, TaskError};
+use crate::connectors::{ErrantRecordReporter, SinkTask, TaskError};
 use crate::model::State;
 use crate::record::SinkRecord;
-use crate::storage::TopicPartition;
+use crate::storage::{LogRecord, TopicPartition};
 
 /// Records read per partition per round.
 const MAX_BATCH: usize = 2000;
@@ -241,7 +241,9 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
                     .map_err(storage_error)?;
             }
             delivered += batch.len();
-            if !records.is_empty() && !put_with_retries(rt, task, records, &mut positions.noted)? {
+            if !records.is_empty()
+                && !put_with_retries(rt, task, records, &batch, &mut positions.noted)?
+            {
                 break; // stopping: this batch was not delivered, so its offsets are not advanced
             }
             positions.next.insert(tp, last + 1);
@@ -270,11 +272,22 @@ fn put_with_retries(
     rt: &TaskRuntime,
     task: &mut dyn SinkTask,
     records: Vec<SinkRecord>,
+    raw: &[LogRecord],
     noted: &mut bool,
 ) -> Result<bool, StageError> {
     let mut backoff = Duration::from_millis(100);
     loop {
-        match task.put(&records) {
+        let mut reporter = Reporter {
+            rt,
+            raw,
+            failed: None,
+        };
+        let outcome = task.put_reporting(&records, &mut reporter);
+        if let Some(e) = reporter.failed {
+            // The tolerance was exceeded: the trace is the error handler's, whatever the task returned.
+            return Err(e);
+        }
+        match outcome {
             Ok(()) => return Ok(true),
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in put; redelivering.");
@@ -286,6 +299,48 @@ fn put_with_retries(
                 backoff = (backoff * 2).min(Duration::from_secs(10));
             }
             Err(e) => return Err(StageError::new(TaskStage::Put, e)),
+        }
+    }
+}
+
+/// The runtime's [`ErrantRecordReporter`]: a record a sink task reports goes through the error handler
+/// (tolerance, log, dead letter queue) with the stored bytes it was read from.
+struct Reporter<'a> {
+    rt: &'a TaskRuntime,
+    raw: &'a [LogRecord],
+    failed: Option<StageError>,
+}
+
+impl ErrantRecordReporter for Reporter<'_> {
+    fn report(&mut self, record: &SinkRecord, message: &str) -> Result<(), TaskError> {
+        if let Some(e) = &self.failed {
+            return Err(e.error.clone());
+        }
+        // One batch is one partition's range, so the offset alone finds the record (a transform may have
+        // renamed its topic).
+        let Some(stored) = self.raw.iter().find(|r| r.offset == record.kafka_offset) else {
+            return Err(TaskError::fatal(format!(
+                "A sink task reported a record this batch does not hold: {}@{}",
+                record.record.topic, record.kafka_offset
+            )));
+        };
+        let failure = super::convert::StageFailure {
+            stage: "TASK_PUT",
+            class: self
+                .rt
+                .config
+                .get(crate::config::keys::CONNECTOR_CLASS)
+                .cloned()
+                .unwrap_or_default(),
+            message: message.to_string(),
+        };
+        match self.rt.errors.sink_failure(failure, stored, &self.rt.store) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let error = e.error.clone();
+                self.failed = Some(e);
+                Err(error)
+            }
         }
     }
 }

@@ -103,6 +103,8 @@ fn poll_loop(
             return Ok(());
         }
         rt.log_signal.notify();
+        task.commit()
+            .map_err(|e| StageError::new(TaskStage::SourceCommit, e))?;
     }
 }
 
