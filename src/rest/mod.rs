@@ -10,7 +10,7 @@
 mod connectors;
 mod loggers;
 mod plugins;
-mod topics;
+pub(crate) mod topics;
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -220,6 +220,10 @@ async fn routed(state: &ApiState, req: &Request<'_>, segs: &[&str]) -> super::Re
             Method::DELETE => Ok(delete(state, t).await?),
             _ => Err(super::method_not_allowed()),
         },
+        [t, "summary"] => {
+            only(m, &[Method::GET])?;
+            Ok(summary(state, t).await?)
+        }
         [t, "partitions"] => {
             only(m, &[Method::GET])?;
             let count = partitions_of(state, t).await?;
@@ -338,9 +342,24 @@ async fn describe(state: &ApiState, topic: &str) -> Result {
     ))
 }
 
+/// liteconnect's own: what each partition of a topic holds (offsets, records, bytes, oldest and newest
+/// record timestamps), for `liteconnect topics`.
+async fn summary(state: &ApiState, topic: &str) -> Result {
+    let partitions = state
+        .herder
+        .store()
+        .partition_summaries(topic.to_string())
+        .await?
+        .ok_or_else(|| ProxyError::TopicNotFound(topic.to_string()))?;
+    Ok(Reply::json(
+        200,
+        &json!({"topic": topic, "partitions": partitions}),
+    ))
+}
+
 /// Kafka's rule for a topic name (`Topic.validate`): 1 to 249 characters of `[a-zA-Z0-9._-]`, not `.`
 /// or `..`; 42201 otherwise.
-fn check_topic_name(topic: &str) -> Result<()> {
+pub(crate) fn check_topic_name(topic: &str) -> Result<()> {
     let legal = topic
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));

@@ -22,7 +22,7 @@ use serde_json::Value as Json;
 
 pub use log::{AppendBatch, LogRecord, ProducedRecord, TopicPartition};
 pub use queries::{StoredConnector, StoredStatus};
-pub use topics::PartitionOffsets;
+pub use topics::{LogReader, PartitionOffsets, PartitionSummary};
 
 use crate::model::TargetState;
 use db::DbThread;

@@ -66,6 +66,131 @@ fn topic_users(conn: &Connection, topic: &str) -> Result<Vec<String>, StorageErr
     Ok(rows)
 }
 
+/// What one partition of a topic holds: its offsets, how many records and bytes are still there, and the
+/// timestamps of its oldest and newest record.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PartitionSummary {
+    /// The partition number.
+    pub partition: i32,
+    /// The first offset still held (the end offset when the partition is empty).
+    pub beginning_offset: i64,
+    /// The offset the next record will get.
+    pub end_offset: i64,
+    /// The records still held.
+    pub records: u64,
+    /// Their key, value and header bytes, measured as `retention.bytes` measures them.
+    pub bytes: u64,
+    /// The smallest record timestamp (epoch ms), `None` when no held record has one.
+    pub oldest_timestamp: Option<i64>,
+    /// The largest record timestamp (epoch ms).
+    pub newest_timestamp: Option<i64>,
+}
+
+/// The summary of every partition of `topic`, `None` when the topic does not exist.
+fn partition_summaries(
+    conn: &Connection,
+    topic: &str,
+) -> Result<Option<Vec<PartitionSummary>>, StorageError> {
+    let Some(id) = conn
+        .prepare_cached("SELECT id FROM topics WHERE name = ?1")?
+        .query_row([topic], |r| r.get::<_, i64>(0))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.partition, p.next_offset, COUNT(r.offset), MIN(r.offset),
+                COALESCE(SUM(COALESCE(length(r.key), 0) + COALESCE(length(r.value), 0)
+                             + COALESCE(length(r.headers), 0)), 0),
+                MIN(r.timestamp_ms), MAX(r.timestamp_ms)
+         FROM partitions p LEFT JOIN records r ON r.topic_id = p.topic_id AND r.partition = p.partition
+         WHERE p.topic_id = ?1 GROUP BY p.partition ORDER BY p.partition",
+    )?;
+    let rows = stmt
+        .query_map([id], |r| {
+            let end: i64 = r.get(1)?;
+            Ok(PartitionSummary {
+                partition: r.get(0)?,
+                beginning_offset: r.get::<_, Option<i64>>(3)?.unwrap_or(end),
+                end_offset: end,
+                records: r.get::<_, i64>(2)?.max(0) as u64,
+                bytes: r.get::<_, i64>(4)?.max(0) as u64,
+                oldest_timestamp: r.get(5)?,
+                newest_timestamp: r.get(6)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(rows))
+}
+
+/// A read-only view of a database's topic log for tools that run beside the worker (in WAL mode a reader
+/// sees every committed append without waiting for the writer) or while no worker runs. It takes no lock
+/// and never writes; its methods block, so they belong on plain threads.
+#[derive(Debug)]
+pub struct LogReader {
+    conn: Connection,
+}
+
+impl LogReader {
+    /// Opens the liteconnect database at `path` read-only.
+    ///
+    /// # Errors
+    /// The file does not exist, is not a liteconnect database, or cannot be read.
+    pub fn open(path: &std::path::Path) -> Result<LogReader, StorageError> {
+        if !path.is_file() {
+            return Err(StorageError::Incompatible(format!(
+                "There is no database at {}.",
+                path.display()
+            )));
+        }
+        super::open::check_compatible(path)?;
+        let conn = Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.query_row("SELECT count(*) FROM topics", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| {
+                StorageError::Incompatible(format!(
+                    "{} is not a liteconnect database: {e}",
+                    path.display()
+                ))
+            })?;
+        Ok(LogReader { conn })
+    }
+
+    /// Every topic with its partition count, sorted by name.
+    pub fn topics(&self) -> Result<Vec<(String, i32)>, StorageError> {
+        log::topics(&self.conn)
+    }
+
+    /// A topic's partitions as [`Store::partition_summaries`] describes them.
+    pub fn partition_summaries(
+        &self,
+        topic: &str,
+    ) -> Result<Option<Vec<PartitionSummary>>, StorageError> {
+        partition_summaries(&self.conn, topic)
+    }
+
+    /// The offsets of one partition, `None` when the partition does not exist.
+    pub fn partition_offsets(
+        &self,
+        tp: &TopicPartition,
+    ) -> Result<Option<PartitionOffsets>, StorageError> {
+        partition_offsets(&self.conn, tp)
+    }
+
+    /// Up to `max` records of one partition from `from` on.
+    pub fn read(
+        &self,
+        tp: &TopicPartition,
+        from: i64,
+        max: usize,
+    ) -> Result<Vec<LogRecord>, StorageError> {
+        log::read(&self.conn, tp, from, max)
+    }
+}
+
 impl Store {
     /// Every topic with its partition count, sorted by name.
     pub async fn topics(&self) -> Result<Vec<(String, i32)>, StorageError> {
@@ -83,6 +208,16 @@ impl Store {
         tp: TopicPartition,
     ) -> Result<Option<PartitionOffsets>, StorageError> {
         self.reader.call(move |c| partition_offsets(c, &tp)).await
+    }
+
+    /// Every partition of a topic with what it holds, `None` when the topic does not exist.
+    pub async fn partition_summaries(
+        &self,
+        topic: String,
+    ) -> Result<Option<Vec<PartitionSummary>>, StorageError> {
+        self.reader
+            .call(move |c| partition_summaries(c, &topic))
+            .await
     }
 
     /// Up to `max` records of one partition from `from` on.
@@ -183,6 +318,52 @@ mod tests {
         assert!(!store.delete_topic("t".into()).await.expect("delete"));
         assert_eq!(store.partition_count("t".into()).await.unwrap(), None);
         assert!(store.topics().await.unwrap().is_empty());
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn summaries_count_records_bytes_and_times_also_read_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = store(dir.path());
+        let stamped = |value: &str, ts: i64| ProducedRecord {
+            key: Some(b"k".to_vec()),
+            timestamp: Some(ts),
+            ..record("t", value)
+        };
+        let batch = AppendBatch {
+            records: vec![stamped("ab", 2_000), stamped("cde", 1_000)],
+            ..AppendBatch::default()
+        };
+        store.append(batch).await.expect("append");
+        let expected = vec![PartitionSummary {
+            partition: 0,
+            beginning_offset: 0,
+            end_offset: 2,
+            records: 2,
+            bytes: 7,
+            oldest_timestamp: Some(1_000),
+            newest_timestamp: Some(2_000),
+        }];
+        let got = store
+            .partition_summaries("t".into())
+            .await
+            .expect("summary");
+        assert_eq!(got.as_ref(), Some(&expected));
+        assert_eq!(store.partition_summaries("u".into()).await.unwrap(), None);
+        // A reader beside the open store sees the same, and cannot write.
+        let reader = LogReader::open(&dir.path().join("t.db")).expect("read-only");
+        assert_eq!(reader.partition_summaries("t").unwrap(), Some(expected));
+        assert_eq!(reader.topics().unwrap(), vec![("t".to_string(), 1)]);
+        let tp = TopicPartition {
+            topic: "t".into(),
+            partition: 0,
+        };
+        assert_eq!(
+            reader.read(&tp, 1, 10).unwrap()[0].value.as_deref(),
+            Some(&b"cde"[..])
+        );
+        assert!(reader.conn.execute("DELETE FROM records", []).is_err());
+        assert!(LogReader::open(&dir.path().join("absent.db")).is_err());
         store.close().await;
     }
 }
