@@ -68,7 +68,7 @@ fn topic_users(conn: &Connection, topic: &str) -> Result<Vec<String>, StorageErr
 
 /// What one partition of a topic holds: its offsets, how many records and bytes are still there, and the
 /// timestamps of its oldest and newest record.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PartitionSummary {
     /// The partition number.
     pub partition: i32,
