@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use liteconnect::cli::endpoint::Endpoint;
-use liteconnect::cli::{connector_file, export, migrate};
+use liteconnect::cli::{connector_file, export, log, migrate};
 use liteconnect::config::properties::parse_properties;
 use liteconnect::config::worker::WorkerConfig;
 use liteconnect::{Listeners, RunError, StartupConnector};
@@ -81,6 +81,8 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    #[command(flatten)]
+    Log(log::LogCommand),
 }
 
 fn main() -> ExitCode {
@@ -95,6 +97,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { json, files }) => validate(json, &files),
         Some(Command::Run { files }) => run(&files),
+        Some(Command::Log(command)) => log::run(command),
         Some(Command::Export {
             from,
             out,

@@ -34,13 +34,13 @@ pub enum DrainError {
 }
 
 /// The topics a sink reads: `topics` (a list) or `topics.regex`.
-struct Subscription {
+pub(crate) struct Subscription {
     topics: Vec<String>,
     regex: Option<Regex>,
 }
 
 impl Subscription {
-    fn of(config: &Json) -> Subscription {
+    pub(crate) fn of(config: &Json) -> Subscription {
         let topics = config["topics"]
             .as_str()
             .unwrap_or_default()
@@ -56,7 +56,7 @@ impl Subscription {
         Subscription { topics, regex }
     }
 
-    fn matches(&self, topic: &str) -> bool {
+    pub(crate) fn matches(&self, topic: &str) -> bool {
         self.topics.iter().any(|t| t == topic)
             || self.regex.as_ref().is_some_and(|r| r.is_match(topic))
     }

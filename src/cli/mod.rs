@@ -5,4 +5,5 @@ pub mod connector_file;
 pub mod drain;
 pub mod endpoint;
 pub mod export;
+pub mod log;
 pub mod migrate;

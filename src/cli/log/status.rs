@@ -1,0 +1,203 @@
+//! `liteconnect status`: one line per connector of a running worker.
+
+use std::collections::HashMap;
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::rest::Rest;
+use super::table::{Colour, Table};
+use super::Remote;
+use crate::cli::drain::Subscription;
+use crate::cli::endpoint::seg;
+
+/// `liteconnect status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub remote: Remote,
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One connector as `status` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct Row {
+    name: String,
+    #[serde(rename = "type")]
+    kind: String,
+    state: String,
+    tasks_running: usize,
+    tasks_total: usize,
+    /// Records in a sink's topics past its committed offsets; `None` for a source.
+    lag: Option<u64>,
+    /// The first line of the trace of the first failed task (or of the failed connector).
+    trace: Option<String>,
+}
+
+pub(super) fn run(args: &StatusArgs) -> Result<(), String> {
+    let rest = args.remote.client()?;
+    let all = rest.get("/connectors?expand=status&expand=info")?;
+    let entries = all
+        .as_object()
+        .ok_or_else(|| format!("GET /connectors?expand=status: not an object: {all}"))?;
+    let mut ends = EndOffsets::default();
+    let mut rows = Vec::new();
+    for (name, entry) in entries {
+        rows.push(row(&rest, &mut ends, name, entry)?);
+    }
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let text = serde_json::to_string_pretty(&rows).unwrap_or_default();
+        super::print_line(&mut out, &text);
+        return Ok(());
+    }
+    let mut table = Table::new(&["CONNECTOR", "TYPE", "STATE", "TASKS", "LAG", "ERROR"]);
+    for r in &rows {
+        let plain = |s: String| (s, Colour::None);
+        table.row(vec![
+            plain(r.name.clone()),
+            plain(r.kind.clone()),
+            (r.state.clone(), state_colour(&r.state)),
+            plain(format!("{}/{}", r.tasks_running, r.tasks_total)),
+            plain(r.lag.map_or_else(|| "-".to_string(), |l| l.to_string())),
+            (r.trace.clone().unwrap_or_default(), Colour::Red),
+        ]);
+    }
+    let colour = super::colour();
+    for line in table.render(colour) {
+        if !super::print_line(&mut out, &line) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn state_colour(state: &str) -> Colour {
+    match state {
+        "RUNNING" => Colour::Green,
+        "FAILED" => Colour::Red,
+        _ => Colour::Yellow,
+    }
+}
+
+fn first_line(trace: &Json) -> Option<String> {
+    trace
+        .as_str()
+        .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
+        .map(|l| l.trim().to_string())
+}
+
+fn row(rest: &Rest, ends: &mut EndOffsets, name: &str, entry: &Json) -> Result<Row, String> {
+    let status = &entry["status"];
+    let tasks: Vec<&Json> = status["tasks"].as_array().into_iter().flatten().collect();
+    let state = status["connector"]["state"]
+        .as_str()
+        .unwrap_or("UNASSIGNED")
+        .to_string();
+    let failed_task = tasks
+        .iter()
+        .find(|t| t["state"] == "FAILED")
+        .and_then(|t| first_line(&t["trace"]));
+    let kind = status["type"]
+        .as_str()
+        .or_else(|| entry["info"]["type"].as_str())
+        .unwrap_or("unknown")
+        .to_string();
+    let lag = if kind == "sink" {
+        Some(sink_lag(rest, ends, name, &entry["info"]["config"])?)
+    } else {
+        None
+    };
+    Ok(Row {
+        name: name.to_string(),
+        kind,
+        tasks_running: tasks.iter().filter(|t| t["state"] == "RUNNING").count(),
+        tasks_total: tasks.len(),
+        lag,
+        trace: failed_task.or_else(|| first_line(&status["connector"]["trace"])),
+        state,
+    })
+}
+
+/// Each partition's beginning and end offsets, asked once per topic for all connectors.
+#[derive(Debug, Default)]
+struct EndOffsets {
+    topics: Option<Vec<String>>,
+    partitions: HashMap<String, Vec<(i64, i64)>>,
+}
+
+impl EndOffsets {
+    fn topics(&mut self, rest: &Rest) -> Result<&[String], String> {
+        if self.topics.is_none() {
+            self.topics = Some(rest.topics()?);
+        }
+        Ok(self.topics.as_deref().unwrap_or_default())
+    }
+
+    fn of(&mut self, rest: &Rest, topic: &str) -> Result<&[(i64, i64)], String> {
+        if !self.partitions.contains_key(topic) {
+            let count = rest.partition_count(topic)?.unwrap_or(0);
+            let offsets = (0..count)
+                .map(|p| rest.offsets(topic, p))
+                .collect::<Result<Vec<_>, _>>()?;
+            self.partitions.insert(topic.to_string(), offsets);
+        }
+        Ok(self.partitions.get(topic).map_or(&[], Vec::as_slice))
+    }
+}
+
+/// The records in a sink's topics past its committed offsets: a partition without a committed offset is
+/// read from its beginning, and records already gone (retention) are not counted.
+fn sink_lag(rest: &Rest, ends: &mut EndOffsets, name: &str, config: &Json) -> Result<u64, String> {
+    let subscription = Subscription::of(config);
+    let answer = rest.get(&format!("/connectors/{}/offsets", seg(name)))?;
+    let committed: HashMap<(String, i64), i64> = answer["offsets"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            let topic = o["partition"]["kafka_topic"].as_str()?.to_string();
+            let partition = o["partition"]["kafka_partition"].as_i64()?;
+            Some(((topic, partition), o["offset"]["kafka_offset"].as_i64()?))
+        })
+        .collect();
+    let topics: Vec<String> = ends
+        .topics(rest)?
+        .iter()
+        .filter(|t| subscription.matches(t))
+        .cloned()
+        .collect();
+    let mut lag = 0u64;
+    for topic in topics {
+        for (p, (beginning, end)) in ends.of(rest, &topic)?.iter().enumerate() {
+            let at = committed
+                .get(&(topic.clone(), p as i64))
+                .copied()
+                .unwrap_or(*beginning)
+                .max(*beginning);
+            lag += (end - at).max(0) as u64;
+        }
+    }
+    Ok(lag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_failed_tasks_first_trace_line_is_shown() {
+        assert_eq!(
+            first_line(&json!("\n  org.Boom: disk gone\n\tat x.y(Z.java:1)\n")),
+            Some("org.Boom: disk gone".to_string())
+        );
+        assert_eq!(first_line(&Json::Null), None);
+        assert_eq!(state_colour("FAILED"), Colour::Red);
+        assert_eq!(state_colour("PAUSED"), Colour::Yellow);
+    }
+}
