@@ -1,6 +1,7 @@
 //! Integration tests: a real worker on an ephemeral port, a real SQLite file, real files.
 
 mod cli;
+mod cli_log;
 mod common;
 mod concurrency;
 mod edges;
