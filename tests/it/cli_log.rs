@@ -3,37 +3,30 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use serde_json::{json, Value as Json};
 
 use crate::common::*;
 
-/// Runs the binary with `args`, `stdin` as its input and `env` added; returns the exit code, stdout and
-/// stderr. The process is killed when it outlives [`DEADLINE`].
-fn cli<A: AsRef<str>>(
-    cwd: &Path,
-    args: &[A],
-    stdin: &str,
-    env: &[(&str, &str)],
-) -> (i32, String, String) {
-    let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
+/// Starts the binary with `args` and `env` added (and `LITECONNECT_USER` removed), its stdin, stdout and
+/// stderr piped.
+fn spawn_cli<A: AsRef<str>>(cwd: &Path, args: &[A], env: &[(&str, &str)]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_liteconnect"))
         .current_dir(cwd)
-        .args(&args)
+        .args(args.iter().map(AsRef::as_ref))
         .env_remove("LITECONNECT_USER")
         .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn liteconnect");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
+        .expect("spawn liteconnect")
+}
+
+/// Waits for `child` to exit and returns its exit code, stdout and stderr; kills it when it outlives
+/// [`DEADLINE`].
+fn finish(child: Child) -> (i32, String, String) {
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -41,7 +34,7 @@ fn cli<A: AsRef<str>>(
     });
     let Ok(out) = rx.recv_timeout(DEADLINE) else {
         let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-        panic!("liteconnect {args:?} did not exit");
+        panic!("liteconnect (process {pid}) did not exit");
     };
     let out = out.expect("output");
     (
@@ -49,6 +42,24 @@ fn cli<A: AsRef<str>>(
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs the binary with `args`, `stdin` as its input and `env` added; returns the exit code, stdout and
+/// stderr.
+fn cli<A: AsRef<str>>(
+    cwd: &Path,
+    args: &[A],
+    stdin: &str,
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
+    let mut child = spawn_cli(cwd, args, env);
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    finish(child)
 }
 
 /// Runs the binary and expects exit 0; returns stdout.
@@ -136,6 +147,22 @@ fn status_and_topics_describe_a_running_worker() {
         "{broken}"
     );
     assert!(!table.contains('\x1b'), "{table:?}");
+    // On a terminal (`script` gives it one) the states are coloured.
+    let on_terminal = Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} status --url {url}", env!("CARGO_BIN_EXE_liteconnect")),
+        ])
+        .arg("/dev/null")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux) runs the command on a pseudo-terminal");
+    let (code, out, err) = finish(on_terminal);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\x1b[32mRUNNING\x1b[0m"), "{out:?}");
 
     wait_for_blocking("the source's records", DEADLINE, || {
         let out = ok(d, &["topics", "--json", "--url", &url], "", &[]);
@@ -203,14 +230,22 @@ fn consume_and_produce_through_a_worker_with_basic_auth() {
         "k1:v1\nk2:v:2\n",
         &[],
     );
+    // The lines before one without a separator are produced, the rest is not.
     let (code, _, err) = cli(
         d,
-        &with(&["produce", "kv", "--key-separator", ":"]),
-        "nokey\n",
+        &with(&["produce", "partial", "--key-separator", ":"]),
+        "k:before\nnokey\nk:after\n",
         &[],
     );
     assert_eq!(code, 1);
-    assert!(err.contains("Line 1 has no key separator"), "{err}");
+    assert!(err.contains("Line 2 has no key separator"), "{err}");
+    let out = ok(
+        d,
+        &with(&["consume", "partial", "--from-beginning"]),
+        "",
+        &[],
+    );
+    assert_eq!(out, "before\n");
 
     // From the end (the default) without --follow: nothing.
     assert_eq!(ok(d, &with(&["consume", "kv"]), "", &[]), "");
@@ -258,8 +293,9 @@ fn consume_and_produce_through_a_worker_with_basic_auth() {
     assert!(err.contains("Topic nope not found"), "{err}");
 
     // --follow waits for records produced after it started, and stops after --max.
-    let mut follower = Command::new(env!("CARGO_BIN_EXE_liteconnect"))
-        .args(with(&[
+    let follower = spawn_cli(
+        d,
+        &with(&[
             "consume",
             "kv",
             "--follow",
@@ -269,22 +305,13 @@ fn consume_and_produce_through_a_worker_with_basic_auth() {
             "2",
             "--max",
             "3",
-        ]))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    ok(d, &with(&["produce", "kv"]), "one\ntwo\nthree\nfour\n", &[]);
-    wait_for_blocking("the follower to stop after 3 records", DEADLINE, || {
-        follower.try_wait().expect("wait")
-    });
-    let out = follower.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ]),
+        &[],
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "one\ntwo\nthree\n");
+    ok(d, &with(&["produce", "kv"]), "one\ntwo\nthree\nfour\n", &[]);
+    let (code, out, err) = finish(follower);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "one\ntwo\nthree\n");
     bin.terminate();
 }
 
@@ -309,6 +336,27 @@ fn offline_consume_reads_beside_the_worker_and_produce_waits_for_it_to_stop() {
         &[],
     );
     assert_eq!(out, "first\nsecond\n");
+    // --follow on the file sees what the running worker appends.
+    let follower = spawn_cli(
+        d,
+        &[
+            "consume",
+            "t",
+            "--db",
+            db_arg,
+            "--follow",
+            "--partition",
+            "0",
+            "--offset",
+            "2",
+            "--max",
+            "1",
+        ],
+        &[],
+    );
+    ok(d, &["produce", "t", "--url", &bin.url], "live\n", &[]);
+    let (code, out, err) = finish(follower);
+    assert_eq!((code, out.as_str()), (0, "live\n"), "{err}");
     let (code, _, err) = cli(d, &["produce", "t", "--db", db_arg], "refused\n", &[]);
     assert_eq!(code, 1);
     let pid = bin.child.id().to_string();
@@ -332,10 +380,10 @@ fn offline_consume_reads_beside_the_worker_and_produce_waits_for_it_to_stop() {
         "",
         &[],
     );
-    assert_eq!(out, "first\nsecond\nthird\nfourth\n");
+    assert_eq!(out, "first\nsecond\nlive\nthird\nfourth\n");
     let out = ok(d, &["topics", "--json", "--db", db_arg], "", &[]);
     let topics: Json = serde_json::from_str(&out).unwrap();
-    assert_eq!(topics[0]["records"], 4, "{topics}");
+    assert_eq!(topics[0]["records"], 5, "{topics}");
     let (code, _, err) = cli(d, &["consume", "t", "--db", "absent.db"], "", &[]);
     assert_eq!(code, 1);
     assert!(err.contains("no database"), "{err}");
@@ -345,9 +393,12 @@ fn offline_consume_reads_beside_the_worker_and_produce_waits_for_it_to_stop() {
     let out_file = d.join("out.txt");
     std::fs::write(&sink, file_sink("snk", &out_file, "t").to_string()).unwrap();
     let bin = start_binary(d, &[sink.to_str().unwrap()]);
-    wait_for_blocking("the sink to deliver all four", DEADLINE, || {
-        (lines(&out_file).len() >= 4).then_some(())
+    wait_for_blocking("the sink to deliver all five", DEADLINE, || {
+        (lines(&out_file).len() >= 5).then_some(())
     });
-    assert_eq!(lines(&out_file), ["first", "second", "third", "fourth"]);
+    assert_eq!(
+        lines(&out_file),
+        ["first", "second", "live", "third", "fourth"]
+    );
     bin.terminate();
 }

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value as Json};
 use super::rest::Record;
 use super::source::Source;
 use super::Remote;
+use crate::storage::TopicPartition;
 
 /// How long one read waits for a new record when following, shared by the partitions read in turn.
 const FOLLOW_WAIT: Duration = Duration::from_millis(1_000);
@@ -65,7 +66,7 @@ pub struct ConsumeArgs {
 /// Where one partition is read from, and where a read without `--follow` stops.
 #[derive(Debug)]
 struct Position {
-    partition: i32,
+    tp: TopicPartition,
     next: i64,
     stop: i64,
 }
@@ -94,7 +95,10 @@ pub(super) fn run(args: &ConsumeArgs) -> Result<(), String> {
             (None, false) => end,
         };
         positions.push(Position {
-            partition,
+            tp: TopicPartition {
+                topic: args.topic.clone(),
+                partition,
+            },
             next,
             stop: end,
         });
@@ -112,7 +116,7 @@ pub(super) fn run(args: &ConsumeArgs) -> Result<(), String> {
             if !args.follow && pos.next >= pos.stop {
                 continue;
             }
-            let records = source.read(&args.topic, pos.partition, pos.next, wait)?;
+            let records = source.read(&pos.tp, pos.next, wait)?;
             if records.is_empty() && !args.follow {
                 // Nothing left below the end seen at the start (retention may have removed it).
                 pos.next = pos.stop;

@@ -114,12 +114,27 @@ fn send_all(target: &Target, args: &ProduceArgs, produced: &mut usize) -> Result
     let mut number = 0usize;
     while let Some(batch) = next_batch(&lines) {
         let mut records = Vec::with_capacity(batch.len());
+        let mut failed = None;
         for line in batch {
             number += 1;
-            let line = line.map_err(|e| format!("Reading stdin failed: {e}"))?;
-            records.push(split(line, args.key_separator.as_deref(), number)?);
+            let record = line
+                .map_err(|e| format!("Reading stdin failed: {e}"))
+                .and_then(|line| split(line, args.key_separator.as_deref(), number));
+            match record {
+                Ok(r) => records.push(r),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
-        *produced += target.send(&args.topic, records)?;
+        // The lines before a bad one are produced.
+        if !records.is_empty() {
+            *produced += target.send(&args.topic, records)?;
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
     }
     Ok(())
 }

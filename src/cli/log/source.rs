@@ -93,25 +93,20 @@ impl Source {
         }
     }
 
-    /// The records of a partition from `from` on, waiting up to `wait` for a first one.
+    /// The records of `tp` from `from` on, waiting up to `wait` for a first one.
     pub(super) fn read(
         &self,
-        topic: &str,
-        partition: i32,
+        tp: &TopicPartition,
         from: i64,
         wait: Duration,
     ) -> Result<Vec<Record>, String> {
         let db = match self {
-            Source::Rest(rest) => return rest.read(topic, partition, from, wait),
+            Source::Rest(rest) => return rest.read(&tp.topic, tp.partition, from, wait),
             Source::Db(db) => db,
-        };
-        let tp = TopicPartition {
-            topic: topic.to_string(),
-            partition,
         };
         let until = Instant::now() + wait;
         loop {
-            let records = db.read(&tp, from, DB_BATCH).map_err(|e| e.to_string())?;
+            let records = db.read(tp, from, DB_BATCH).map_err(|e| e.to_string())?;
             if !records.is_empty() || Instant::now() >= until {
                 return Ok(records
                     .into_iter()
