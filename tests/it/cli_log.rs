@@ -62,6 +62,24 @@ fn cli<A: AsRef<str>>(
     finish(child)
 }
 
+/// Starts `consume TOPIC --follow` on partition 0 from `offset`, to stop after `max` records; `source`
+/// says where it reads.
+fn follow(d: &Path, topic: &str, offset: &str, max: &str, source: &[&str]) -> Child {
+    let mut args = vec![
+        "consume",
+        topic,
+        "--follow",
+        "--partition",
+        "0",
+        "--offset",
+        offset,
+        "--max",
+        max,
+    ];
+    args.extend_from_slice(source);
+    spawn_cli(d, &args, &[])
+}
+
 /// Runs the binary and expects exit 0; returns stdout.
 fn ok<A: AsRef<str>>(cwd: &Path, args: &[A], stdin: &str, env: &[(&str, &str)]) -> String {
     let (code, out, err) = cli(cwd, args, stdin, env);
@@ -293,21 +311,7 @@ fn consume_and_produce_through_a_worker_with_basic_auth() {
     assert!(err.contains("Topic nope not found"), "{err}");
 
     // --follow waits for records produced after it started, and stops after --max.
-    let follower = spawn_cli(
-        d,
-        &with(&[
-            "consume",
-            "kv",
-            "--follow",
-            "--partition",
-            "0",
-            "--offset",
-            "2",
-            "--max",
-            "3",
-        ]),
-        &[],
-    );
+    let follower = follow(d, "kv", "2", "3", &user);
     ok(d, &with(&["produce", "kv"]), "one\ntwo\nthree\nfour\n", &[]);
     let (code, out, err) = finish(follower);
     assert_eq!(code, 0, "{err}");
@@ -337,23 +341,7 @@ fn offline_consume_reads_beside_the_worker_and_produce_waits_for_it_to_stop() {
     );
     assert_eq!(out, "first\nsecond\n");
     // --follow on the file sees what the running worker appends.
-    let follower = spawn_cli(
-        d,
-        &[
-            "consume",
-            "t",
-            "--db",
-            db_arg,
-            "--follow",
-            "--partition",
-            "0",
-            "--offset",
-            "2",
-            "--max",
-            "1",
-        ],
-        &[],
-    );
+    let follower = follow(d, "t", "2", "1", &["--db", db_arg]);
     ok(d, &["produce", "t", "--url", &bin.url], "live\n", &[]);
     let (code, out, err) = finish(follower);
     assert_eq!((code, out.as_str()), (0, "live\n"), "{err}");
@@ -384,6 +372,9 @@ fn offline_consume_reads_beside_the_worker_and_produce_waits_for_it_to_stop() {
     let out = ok(d, &["topics", "--json", "--db", db_arg], "", &[]);
     let topics: Json = serde_json::from_str(&out).unwrap();
     assert_eq!(topics[0]["records"], 5, "{topics}");
+    let (code, _, err) = cli(d, &["produce", "a/b", "--db", db_arg], "x\n", &[]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Invalid topic name"), "{err}");
     let (code, _, err) = cli(d, &["consume", "t", "--db", "absent.db"], "", &[]);
     assert_eq!(code, 1);
     assert!(err.contains("no database"), "{err}");

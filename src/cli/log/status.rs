@@ -31,7 +31,8 @@ struct Row {
     state: String,
     tasks_running: usize,
     tasks_total: usize,
-    /// Records in a sink's topics past its committed offsets; `None` for a source.
+    /// Records in a sink's topics past its committed offsets; `None` for a source, or when the endpoint
+    /// has no topic routes.
     lag: Option<u64>,
     /// The first line of the trace of the first failed task (or of the failed connector).
     trace: Option<String>,
@@ -108,7 +109,7 @@ fn row(rest: &Rest, ends: &mut EndOffsets, name: &str, entry: &Json) -> Result<R
         .unwrap_or("unknown")
         .to_string();
     let lag = if kind == "sink" {
-        Some(sink_lag(rest, ends, name, &entry["info"]["config"])?)
+        sink_lag(rest, ends, name, &entry["info"]["config"])?
     } else {
         None
     };
@@ -126,16 +127,20 @@ fn row(rest: &Rest, ends: &mut EndOffsets, name: &str, entry: &Json) -> Result<R
 /// Each partition's beginning and end offsets, asked once per topic for all connectors.
 #[derive(Debug, Default)]
 struct EndOffsets {
-    topics: Option<Vec<String>>,
+    topics: Option<Option<Vec<String>>>,
     partitions: HashMap<String, Vec<(i64, i64)>>,
 }
 
 impl EndOffsets {
-    fn topics(&mut self, rest: &Rest) -> Result<&[String], String> {
+    /// The topic names; `None` when the endpoint has no topic routes (Apache Kafka Connect).
+    fn topics(&mut self, rest: &Rest) -> Result<Option<&[String]>, String> {
         if self.topics.is_none() {
-            self.topics = Some(rest.topics()?);
+            self.topics = Some(match rest.get_optional("/topics")? {
+                Some(_) => Some(rest.topics()?),
+                None => None,
+            });
         }
-        Ok(self.topics.as_deref().unwrap_or_default())
+        Ok(self.topics.as_ref().and_then(Option::as_deref))
     }
 
     fn of(&mut self, rest: &Rest, topic: &str) -> Result<&[(i64, i64)], String> {
@@ -151,8 +156,14 @@ impl EndOffsets {
 }
 
 /// The records in a sink's topics past its committed offsets: a partition without a committed offset is
-/// read from its beginning, and records already gone (retention) are not counted.
-fn sink_lag(rest: &Rest, ends: &mut EndOffsets, name: &str, config: &Json) -> Result<u64, String> {
+/// read from its beginning, and records already gone (retention) are not counted. `None` when the
+/// endpoint does not serve the topic log.
+fn sink_lag(
+    rest: &Rest,
+    ends: &mut EndOffsets,
+    name: &str,
+    config: &Json,
+) -> Result<Option<u64>, String> {
     let subscription = Subscription::of(config);
     let answer = rest.get(&format!("/connectors/{}/offsets", seg(name)))?;
     let committed: HashMap<(String, i64), i64> = answer["offsets"]
@@ -165,8 +176,10 @@ fn sink_lag(rest: &Rest, ends: &mut EndOffsets, name: &str, config: &Json) -> Re
             Some(((topic, partition), o["offset"]["kafka_offset"].as_i64()?))
         })
         .collect();
-    let topics: Vec<String> = ends
-        .topics(rest)?
+    let Some(topics) = ends.topics(rest)? else {
+        return Ok(None);
+    };
+    let topics: Vec<String> = topics
         .iter()
         .filter(|t| subscription.matches(t))
         .cloned()
@@ -182,7 +195,7 @@ fn sink_lag(rest: &Rest, ends: &mut EndOffsets, name: &str, config: &Json) -> Re
             lag += (end - at).max(0) as u64;
         }
     }
-    Ok(lag)
+    Ok(Some(lag))
 }
 
 #[cfg(test)]
