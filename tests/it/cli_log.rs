@@ -148,6 +148,23 @@ fn status_and_topics_describe_a_running_worker() {
     );
     assert_eq!(rows["src"]["type"], "source");
     assert_eq!(rows["src"]["lag"], Json::Null);
+    // A paused sink falls behind by what is produced after its last commit.
+    let paused = reqwest::blocking::Client::new()
+        .put(format!("{url}/connectors/delivered/pause"))
+        .send()
+        .expect("pause");
+    assert_eq!(paused.status().as_u16(), 202);
+    wait_for_blocking("the sink's task to pause", DEADLINE, || {
+        let row = &status_rows(d, &url)["delivered"];
+        (row["state"] == "PAUSED" && row["tasks_running"] == 0 && row["tasks_total"] == 1)
+            .then_some(())
+    });
+    ok(d, &["produce", "lines", "--url", &url], "dd\neee\n", &[]);
+    let rows = status_rows(d, &url);
+    assert_eq!(
+        (&rows["delivered"]["lag"], &rows["broken"]["lag"]),
+        (&json!(2), &json!(5))
+    );
 
     // The table: not a terminal, so no colour.
     let table = ok(d, &["status", "--url", &url], "", &[]);
@@ -192,7 +209,7 @@ fn status_and_topics_describe_a_running_worker() {
     let t = &topics[1];
     assert_eq!(
         (&t["topic"], &t["partitions"], &t["records"], &t["bytes"]),
-        (&json!("lines"), &json!(1), &json!(3), &json!(6))
+        (&json!("lines"), &json!(1), &json!(5), &json!(11))
     );
     let (oldest, newest) = (
         t["oldest_timestamp"].as_i64(),
@@ -202,7 +219,7 @@ fn status_and_topics_describe_a_running_worker() {
     let table = ok(d, &["topics", "--url", &url], "", &[]);
     let row = table.lines().find(|l| l.starts_with("lines")).expect("row");
     let cells: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(&cells[..4], ["lines", "1", "3", "6"], "{table}");
+    assert_eq!(&cells[..4], ["lines", "1", "5", "11"], "{table}");
 
     // The default URL from a worker config's listeners.
     let port = url.rsplit(':').next().unwrap();
