@@ -165,9 +165,7 @@ mod tests {
 
         fn entry<'a>(infos: &'a ConfigInfos, name: &str) -> &'a ConfigInfo {
             infos
-                .configs
-                .iter()
-                .find(|c| c.value.name == name)
+                .entry(name)
                 .unwrap_or_else(|| panic!("no entry {name}"))
         }
 
