@@ -5,7 +5,7 @@
 //! string. Only UTF-8 is supported for `converter.encoding`; other charsets are refused when the
 //! converter is built rather than failing on the first record.
 
-use super::{invalid_value, Codec};
+use super::{invalid_value, Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, Value};
 use std::collections::BTreeMap;
 
@@ -49,6 +49,8 @@ impl StringConverter {
         SchemaAndValue::new(Some(Schema::optional_string()), value)
     }
 }
+
+impl RecordCodec for StringConverter {}
 
 impl Codec for StringConverter {
     fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
