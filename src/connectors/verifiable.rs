@@ -27,6 +27,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::connectors::file::topic_key;
 use crate::connectors::plugin_identity;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 use crate::model::now_ms;
@@ -95,10 +96,7 @@ impl ConnectorPlugin for VerifiableSource {
     );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
-            .define(
-                ConfigKey::new(TOPIC, ConfigType::String, DefaultValue::Required, Importance::High, "The topic to publish data to")
-                    .validator(Validator::NonEmptyString),
-            )
+            .define(topic_key())
             .define(ConfigKey::new(
                 THROUGHPUT,
                 ConfigType::Long,
