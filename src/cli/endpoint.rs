@@ -83,27 +83,17 @@ impl Endpoint {
         if let Some(b) = body {
             req = req.json(b);
         }
-        let resp = match req.send().await {
-            Ok(r) => r,
-            Err(source) => {
-                return Err(RequestError::Send {
-                    method,
-                    url,
-                    source,
-                })
-            }
-        };
+        let resp = req.send().await.map_err(|source| RequestError::Send {
+            method: method.clone(),
+            url: url.clone(),
+            source,
+        })?;
         let status = resp.status().as_u16();
-        let text = match resp.text().await {
-            Ok(t) => t,
-            Err(source) => {
-                return Err(RequestError::Read {
-                    method,
-                    url,
-                    source,
-                })
-            }
-        };
+        let text = resp.text().await.map_err(|source| RequestError::Read {
+            method,
+            url,
+            source,
+        })?;
         let json = if text.trim().is_empty() {
             Json::Null
         } else {
@@ -191,12 +181,7 @@ impl Endpoint {
     /// The request failed.
     pub async fn offsets(&self, name: &str) -> Result<Json, RequestError> {
         let json = self
-            .expect(
-                Method::GET,
-                &format!("/connectors/{}/offsets", seg(name)),
-                None,
-                &[200],
-            )
+            .on_connector(Method::GET, name, "/offsets", None, &[200])
             .await?;
         Ok(json["offsets"].clone())
     }
@@ -286,14 +271,10 @@ impl Endpoint {
     /// # Errors
     /// The request failed or was refused.
     pub async fn alter_offsets(&self, name: &str, offsets: &Json) -> Result<(), RequestError> {
-        self.expect(
-            Method::PATCH,
-            &format!("/connectors/{}/offsets", seg(name)),
-            Some(&json!({ "offsets": offsets })),
-            &[200],
-        )
-        .await
-        .map(drop)
+        let body = json!({ "offsets": offsets });
+        self.on_connector(Method::PATCH, name, "/offsets", Some(&body), &[200])
+            .await
+            .map(drop)
     }
 
     /// `PUT /connectors/{c}/stop`.
@@ -301,14 +282,9 @@ impl Endpoint {
     /// # Errors
     /// The request failed or was refused.
     pub async fn stop(&self, name: &str) -> Result<(), RequestError> {
-        self.expect(
-            Method::PUT,
-            &format!("/connectors/{}/stop", seg(name)),
-            None,
-            &[202, 204],
-        )
-        .await
-        .map(drop)
+        self.on_connector(Method::PUT, name, "/stop", None, &[202, 204])
+            .await
+            .map(drop)
     }
 
     /// `PUT /connectors/{c}/resume`.
@@ -316,14 +292,9 @@ impl Endpoint {
     /// # Errors
     /// The request failed or was refused.
     pub async fn resume(&self, name: &str) -> Result<(), RequestError> {
-        self.expect(
-            Method::PUT,
-            &format!("/connectors/{}/resume", seg(name)),
-            None,
-            &[202, 204],
-        )
-        .await
-        .map(drop)
+        self.on_connector(Method::PUT, name, "/resume", None, &[202, 204])
+            .await
+            .map(drop)
     }
 
     /// `DELETE /connectors/{c}`.
@@ -331,14 +302,22 @@ impl Endpoint {
     /// # Errors
     /// The request failed or was refused.
     pub async fn delete(&self, name: &str) -> Result<(), RequestError> {
-        self.expect(
-            Method::DELETE,
-            &format!("/connectors/{}", seg(name)),
-            None,
-            &[204],
-        )
-        .await
-        .map(drop)
+        self.on_connector(Method::DELETE, name, "", None, &[204])
+            .await
+            .map(drop)
+    }
+
+    /// [`Endpoint::expect`] on `/connectors/{name}{tail}`.
+    async fn on_connector(
+        &self,
+        method: Method,
+        name: &str,
+        tail: &str,
+        body: Option<&Json>,
+        ok: &[u16],
+    ) -> Result<Json, RequestError> {
+        let path = format!("/connectors/{}{tail}", seg(name));
+        self.expect(method, &path, body, ok).await
     }
 }
 

@@ -126,6 +126,25 @@ impl AllowedPaths {
             }
         }
     }
+
+    /// The placeholder's path (a `what`, e.g. `file`, written like `example`) and the path to
+    /// read, checked against the allowed paths.
+    fn resolve<'p>(
+        &self,
+        path: Option<&'p str>,
+        provider: &str,
+        key: &str,
+        what: &str,
+        example: &str,
+    ) -> Result<(&'p str, PathBuf), String> {
+        let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
+            format!("The placeholder ${{{provider}:{key}}} names no {what}; use ${{{provider}:{example}:{key}}}")
+        })?;
+        let checked = self
+            .check(path)
+            .ok_or_else(|| format!("The path {path} is not allowed to be accessed"))?;
+        Ok((path, checked))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -304,12 +323,8 @@ fn lookup(
                 .ok_or_else(|| format!("The environment variable {key} is not set"))
         }
         Kind::File(allowed) => {
-            let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
-                format!("The placeholder ${{{provider}:{key}}} names no file; use ${{{provider}:/path/to/file.properties:{key}}}")
-            })?;
-            let file = allowed
-                .check(path)
-                .ok_or_else(|| format!("The path {path} is not allowed to be accessed"))?;
+            let (path, file) =
+                allowed.resolve(path, provider, key, "file", "/path/to/file.properties")?;
             if !files.contains_key(&file) {
                 let text = std::fs::read_to_string(&file)
                     .map_err(|e| format!("Could not read properties from file {path}: {e}"))?;
@@ -323,12 +338,8 @@ fn lookup(
                 .ok_or_else(|| format!("The key {key} was not found in the properties file {path}"))
         }
         Kind::Directory(allowed) => {
-            let dir = path.filter(|p| !p.is_empty()).ok_or_else(|| {
-                format!("The placeholder ${{{provider}:{key}}} names no directory; use ${{{provider}:/path/to/dir:{key}}}")
-            })?;
-            let dir_path = allowed
-                .check(dir)
-                .ok_or_else(|| format!("The path {dir} is not allowed to be accessed"))?;
+            let (dir, dir_path) =
+                allowed.resolve(path, provider, key, "directory", "/path/to/dir")?;
             if !dir_path.is_dir() {
                 return Err(format!("The path {dir} is not a directory"));
             }

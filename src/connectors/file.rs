@@ -26,6 +26,18 @@ const POSITION_FIELD: &str = "position";
 #[derive(Debug)]
 pub struct FileStreamSource;
 
+/// The `topic` key of the file and verifiable sources: where the records go.
+pub(crate) fn topic_key() -> ConfigKey {
+    ConfigKey::new(
+        TOPIC,
+        ConfigType::String,
+        DefaultValue::Required,
+        Importance::High,
+        "The topic to publish data to",
+    )
+    .validator(Validator::NonEmptyString)
+}
+
 impl ConnectorPlugin for FileStreamSource {
     plugin_identity!(
         "org.apache.kafka.connect.file.FileStreamSourceConnector",
@@ -42,16 +54,7 @@ impl ConnectorPlugin for FileStreamSource {
                 Importance::High,
                 "Source filename. If not specified, the standard input will be used",
             ))
-            .define(
-                ConfigKey::new(
-                    TOPIC,
-                    ConfigType::String,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "The topic to publish data to",
-                )
-                .validator(Validator::NonEmptyString),
-            )
+            .define(topic_key())
             .define(ConfigKey::new(
                 BATCH_SIZE,
                 ConfigType::Int,

@@ -27,6 +27,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::connectors::file::topic_key;
 use crate::connectors::plugin_identity;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 use crate::model::now_ms;
@@ -60,6 +61,17 @@ fn numbered_tasks(config: &Props, max_tasks: usize) -> Vec<Props> {
         .collect()
 }
 
+/// The `id` key both verifiable connectors define.
+fn id_key() -> ConfigKey {
+    ConfigKey::new(
+        ID,
+        ConfigType::Int,
+        DefaultValue::Null,
+        Importance::Low,
+        "The task id; the connector sets it for each task",
+    )
+}
+
 fn parse_id(config: &Props, task: &str) -> Result<i32, TaskError> {
     config
         .get(ID)
@@ -84,10 +96,7 @@ impl ConnectorPlugin for VerifiableSource {
     );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
-            .define(
-                ConfigKey::new(TOPIC, ConfigType::String, DefaultValue::Required, Importance::High, "The topic to publish data to")
-                    .validator(Validator::NonEmptyString),
-            )
+            .define(topic_key())
             .define(ConfigKey::new(
                 THROUGHPUT,
                 ConfigType::Long,
@@ -95,13 +104,7 @@ impl ConnectorPlugin for VerifiableSource {
                 Importance::High,
                 "The records per second each task publishes; negative for no limit, 0 for none at all",
             ))
-            .define(ConfigKey::new(
-                ID,
-                ConfigType::Int,
-                DefaultValue::Null,
-                Importance::Low,
-                "The task id; the connector sets it for each task",
-            ))
+            .define(id_key())
             .define(ConfigKey::new(
                 COMPLETE_RECORD_DATA,
                 ConfigType::Boolean,
@@ -303,13 +306,7 @@ impl ConnectorPlugin for VerifiableSink {
         "org.apache.kafka.connect.tools.VerifiableSinkTask"
     );
     fn config_def(&self) -> ConfigDef {
-        ConfigDef::new().define(ConfigKey::new(
-            ID,
-            ConfigType::Int,
-            DefaultValue::Null,
-            Importance::Low,
-            "The task id; the connector sets it for each task",
-        ))
+        ConfigDef::new().define(id_key())
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(numbered_tasks(config, max_tasks))
@@ -467,38 +464,63 @@ fn failure_deadline(config: &Props) -> Option<Instant> {
     Some(Instant::now() + Duration::from_millis(delay))
 }
 
-/// `org.apache.kafka.connect.tools.MockSourceConnector`: one task that emits nothing and, with
-/// `mock_mode=task-failure`, fails after `delay_ms`.
-#[derive(Debug)]
-pub struct MockSource;
+/// A mock connector: the mock keys and validation, and one [`MockTask`] that gets the
+/// connector's config.
+macro_rules! mock_connector {
+    (
+        $(#[$doc:meta])*
+        $name:ident, $kind:ident, $class:literal, $task_class:literal, $task:ident: $task_trait:ident
+    ) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
 
-impl ConnectorPlugin for MockSource {
-    plugin_identity!(
-        "org.apache.kafka.connect.tools.MockSourceConnector",
-        Source,
-        VERSION,
-        "org.apache.kafka.connect.tools.MockSourceTask"
-    );
-    fn config_def(&self) -> ConfigDef {
-        mock_config_def()
-    }
-    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        mock_validate(config)
-    }
-    fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
-        Ok(vec![config.clone()])
-    }
-    fn source_task(&self) -> Option<Box<dyn SourceTask>> {
-        Some(Box::new(MockSourceTask { fail_at: None }))
-    }
+        impl ConnectorPlugin for $name {
+            plugin_identity!($class, $kind, VERSION, $task_class);
+            fn config_def(&self) -> ConfigDef {
+                mock_config_def()
+            }
+            fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+                mock_validate(config)
+            }
+            fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
+                Ok(vec![config.clone()])
+            }
+            fn $task(&self) -> Option<Box<dyn $task_trait>> {
+                Some(Box::new(MockTask { fail_at: None }))
+            }
+        }
+    };
 }
 
-/// Waits, emitting nothing, until it is stopped or its failure is due.
-pub struct MockSourceTask {
+mock_connector!(
+    /// `org.apache.kafka.connect.tools.MockSourceConnector`: one task that emits nothing and, with
+    /// `mock_mode=task-failure`, fails after `delay_ms`.
+    MockSource,
+    Source,
+    "org.apache.kafka.connect.tools.MockSourceConnector",
+    "org.apache.kafka.connect.tools.MockSourceTask",
+    source_task: SourceTask
+);
+
+mock_connector!(
+    /// `org.apache.kafka.connect.tools.MockSinkConnector`: one task that drops what it gets and,
+    /// with `mock_mode=task-failure`, fails on the first `put` after `delay_ms`.
+    MockSink,
+    Sink,
+    "org.apache.kafka.connect.tools.MockSinkConnector",
+    "org.apache.kafka.connect.tools.MockSinkTask",
+    sink_task: SinkTask
+);
+
+/// The task of both mock connectors. As a source it waits, emitting nothing, until it is stopped
+/// or its failure is due; as a sink it drops records and fails on a `put` once its failure is due
+/// (as Kafka's, which fails only when called).
+pub struct MockTask {
     fail_at: Option<Instant>,
 }
 
-impl SourceTask for MockSourceTask {
+impl SourceTask for MockTask {
     fn start(&mut self, config: &Props, _context: &dyn SourceTaskContext) -> Result<(), TaskError> {
         self.fail_at = failure_deadline(config);
         Ok(())
@@ -522,38 +544,7 @@ impl SourceTask for MockSourceTask {
     }
 }
 
-/// `org.apache.kafka.connect.tools.MockSinkConnector`: one task that drops what it gets and, with
-/// `mock_mode=task-failure`, fails on the first `put` after `delay_ms`.
-#[derive(Debug)]
-pub struct MockSink;
-
-impl ConnectorPlugin for MockSink {
-    plugin_identity!(
-        "org.apache.kafka.connect.tools.MockSinkConnector",
-        Sink,
-        VERSION,
-        "org.apache.kafka.connect.tools.MockSinkTask"
-    );
-    fn config_def(&self) -> ConfigDef {
-        mock_config_def()
-    }
-    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        mock_validate(config)
-    }
-    fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
-        Ok(vec![config.clone()])
-    }
-    fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
-        Some(Box::new(MockSinkTask { fail_at: None }))
-    }
-}
-
-/// Drops records; fails on a `put` once its failure is due (as Kafka's, which fails only when called).
-pub struct MockSinkTask {
-    fail_at: Option<Instant>,
-}
-
-impl SinkTask for MockSinkTask {
+impl SinkTask for MockTask {
     fn start(&mut self, config: &Props) -> Result<(), TaskError> {
         self.fail_at = failure_deadline(config);
         Ok(())
@@ -620,20 +611,19 @@ mod tests {
         );
     }
 
+    /// Source task `id` of connector `v` on topic `t`, started with these further settings.
+    fn started(id: &str, extra: &[(&str, &str)], ctx: &FakeContext) -> VerifiableSourceTask {
+        let mut config = props(&[("name", "v"), ("id", id), ("topic", "t")]);
+        config.extend(props(extra));
+        let mut task = VerifiableSourceTask::default();
+        task.start(&config, ctx).unwrap();
+        task
+    }
+
     #[test]
     fn unthrottled_source_emits_batches_and_never_waits() {
-        let mut task = VerifiableSourceTask::default();
         let ctx = FakeContext::default();
-        task.start(
-            &props(&[
-                ("name", "v"),
-                ("id", "2"),
-                ("topic", "t"),
-                ("throughput", "-1"),
-            ]),
-            &ctx,
-        )
-        .unwrap();
+        let mut task = started("2", &[("throughput", "-1")], &ctx);
         assert_eq!(ctx.asked.borrow().as_slice(), [json!({"id": 2})]);
         let first = task.poll(&ctx).unwrap();
         let second = task.poll(&ctx).unwrap();
@@ -656,13 +646,11 @@ mod tests {
 
     #[test]
     fn source_resumes_after_the_stored_offset() {
-        let mut task = VerifiableSourceTask::default();
         let ctx = FakeContext {
             stored: Some(json!({"seqno": 41})),
             ..FakeContext::default()
         };
-        task.start(&props(&[("id", "0"), ("topic", "t")]), &ctx)
-            .unwrap();
+        let mut task = started("0", &[], &ctx);
         assert_eq!(seqnos(&task.poll(&ctx).unwrap())[0], 42);
         let bad = FakeContext {
             stored: Some(json!({"seqno": "x"})),
@@ -696,13 +684,8 @@ mod tests {
             "catching up is bounded per poll"
         );
 
-        let mut task = VerifiableSourceTask::default();
         let ctx = FakeContext::default();
-        task.start(
-            &props(&[("id", "0"), ("topic", "t"), ("throughput", "1")]),
-            &ctx,
-        )
-        .unwrap();
+        let mut task = started("0", &[("throughput", "1")], &ctx);
         assert_eq!(task.poll(&ctx).unwrap().len(), 1);
         assert!(task.poll(&ctx).unwrap().is_empty());
         assert_eq!(
@@ -711,12 +694,7 @@ mod tests {
             "a throttled task waits through the context"
         );
 
-        let mut task = VerifiableSourceTask::default();
-        task.start(
-            &props(&[("id", "0"), ("topic", "t"), ("throughput", "0")]),
-            &ctx,
-        )
-        .unwrap();
+        let mut task = started("0", &[("throughput", "0")], &ctx);
         assert!(
             task.poll(&ctx).unwrap().is_empty(),
             "throughput 0 emits nothing"
@@ -726,18 +704,8 @@ mod tests {
 
     #[test]
     fn complete_record_data_is_a_struct() {
-        let mut task = VerifiableSourceTask::default();
         let ctx = FakeContext::default();
-        task.start(
-            &props(&[
-                ("name", "v"),
-                ("id", "1"),
-                ("topic", "t"),
-                ("complete.record.data", "true"),
-            ]),
-            &ctx,
-        )
-        .unwrap();
+        let mut task = started("1", &[("complete.record.data", "true")], &ctx);
         let records = task.poll(&ctx).unwrap();
         let Value::Struct(s) = &records[3].record.value else {
             panic!("not a struct")
@@ -796,19 +764,23 @@ mod tests {
     #[test]
     fn mock_task_failure() {
         let ctx = FakeContext::default();
-        let mut task = MockSourceTask { fail_at: None };
-        task.start(
+        let mut task = MockTask { fail_at: None };
+        SourceTask::start(
+            &mut task,
             &props(&[("mock_mode", "task-failure"), ("delay_ms", "0")]),
             &ctx,
         )
         .unwrap();
         assert!(task.poll(&ctx).is_err());
-        let mut idle = MockSourceTask { fail_at: None };
-        idle.start(&props(&[]), &ctx).unwrap();
+        let mut idle = MockTask { fail_at: None };
+        SourceTask::start(&mut idle, &props(&[]), &ctx).unwrap();
         assert!(idle.poll(&ctx).unwrap().is_empty());
-        let mut sink = MockSinkTask { fail_at: None };
-        sink.start(&props(&[("mock_mode", "task-failure"), ("delay_ms", "0")]))
-            .unwrap();
+        let mut sink = MockTask { fail_at: None };
+        SinkTask::start(
+            &mut sink,
+            &props(&[("mock_mode", "task-failure"), ("delay_ms", "0")]),
+        )
+        .unwrap();
         assert!(sink.put(&[]).is_err());
         let cfg: BTreeMap<String, Option<String>> = [(
             "mock_mode".to_string(),

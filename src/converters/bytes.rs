@@ -1,6 +1,6 @@
 //! Kafka's `org.apache.kafka.connect.converters.ByteArrayConverter`: raw bytes in, raw bytes out.
 
-use super::Codec;
+use super::{Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaType, Value};
 
 /// The Kafka class name.
@@ -36,6 +36,8 @@ impl ByteArrayConverter {
         SchemaAndValue::new(Some(Schema::optional_bytes()), value)
     }
 }
+
+impl RecordCodec for ByteArrayConverter {}
 
 impl Codec for ByteArrayConverter {
     fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {

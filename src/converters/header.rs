@@ -6,7 +6,7 @@
 //! (`true` → `BOOLEAN`, `12` → `INT8`, `[1,2]` → `ARRAY` of `INT8`, other text → `STRING`). See
 //! [`crate::data::values`] for the syntax and what differs from Kafka.
 
-use super::HeaderConverter;
+use super::Codec;
 use crate::data::{values, DataError, Schema, SchemaAndValue, Value};
 
 /// The Kafka class name.
@@ -16,23 +16,13 @@ pub const CLASS: &str = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SimpleHeaderConverter;
 
-impl HeaderConverter for SimpleHeaderConverter {
-    fn from_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        schema: Option<&Schema>,
-        value: &Value,
-    ) -> Result<Option<Vec<u8>>, DataError> {
+/// Header converter only: not a [`super::RecordCodec`].
+impl Codec for SimpleHeaderConverter {
+    fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
         Ok(values::convert_to_string(schema, value).map(String::into_bytes))
     }
 
-    fn to_connect_header(
-        &self,
-        _topic: &str,
-        _header_key: &str,
-        data: Option<&[u8]>,
-    ) -> Result<SchemaAndValue, DataError> {
+    fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
         let Some(data) = data else {
             return Ok(SchemaAndValue::null());
         };
@@ -44,6 +34,7 @@ impl HeaderConverter for SimpleHeaderConverter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::converters::HeaderConverter;
     use crate::data::{logical, SchemaBuilder, SchemaType};
 
     fn write(schema: Option<&Schema>, value: &Value) -> Option<String> {

@@ -56,9 +56,8 @@ pub trait HeaderConverter: Send + Sync + std::fmt::Debug {
     ) -> Result<SchemaAndValue, DataError>;
 }
 
-/// A converter whose bytes depend on neither the topic nor the header key, so one implementation serves
-/// as both a record converter and a header converter — as Kafka's JsonConverter, StringConverter,
-/// ByteArrayConverter and number converters do.
+/// A converter whose bytes depend on neither the topic nor the header key: one implementation serves
+/// as a header converter and, for a [`RecordCodec`], as a record converter too.
 pub(crate) trait Codec: Send + Sync + std::fmt::Debug {
     /// Serialises a value; `Ok(None)` is a null payload.
     fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError>;
@@ -66,7 +65,11 @@ pub(crate) trait Codec: Send + Sync + std::fmt::Debug {
     fn decode(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError>;
 }
 
-impl<T: Codec> Converter for T {
+/// A [`Codec`] that is a record converter as well as a header converter, as Kafka's JsonConverter,
+/// StringConverter, ByteArrayConverter and number converters are (SimpleHeaderConverter is not).
+pub(crate) trait RecordCodec: Codec {}
+
+impl<T: RecordCodec> Converter for T {
     fn from_connect(
         &self,
         _topic: &str,

@@ -8,7 +8,7 @@
 //! type the serializer takes (a `LongConverter` refuses an `INT32`); only `BooleanConverter`
 //! checks the schema.
 
-use super::Codec;
+use super::{Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, SchemaType, Value};
 
 /// `org.apache.kafka.connect.converters.LongConverter`.
@@ -209,6 +209,8 @@ fn fixed<const N: usize>(data: &[u8]) -> [u8; N] {
     out[..n].copy_from_slice(&data[..n]);
     out
 }
+
+impl RecordCodec for NumberConverter {}
 
 impl Codec for NumberConverter {
     fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {

@@ -5,7 +5,7 @@
 //! string. Only UTF-8 is supported for `converter.encoding`; other charsets are refused when the
 //! converter is built rather than failing on the first record.
 
-use super::{invalid_value, Codec};
+use super::{invalid_value, Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, Value};
 use std::collections::BTreeMap;
 
@@ -50,6 +50,8 @@ impl StringConverter {
     }
 }
 
+impl RecordCodec for StringConverter {}
+
 impl Codec for StringConverter {
     fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {
         Ok(Self::serialize(schema, value))
@@ -64,7 +66,8 @@ impl Codec for StringConverter {
 mod tests {
     use super::*;
     use crate::converters::{Converter, HeaderConverter};
-    use crate::data::{logical, SchemaBuilder, Struct};
+    use crate::data::logical;
+    use crate::data::test_util::{struct_of, struct_schema};
 
     fn write(schema: Option<&Schema>, value: &Value) -> Option<String> {
         StringConverter
@@ -83,15 +86,8 @@ mod tests {
             Some("false")
         );
         assert_eq!(write(None, &Value::Null), None);
-        let schema = SchemaBuilder::struct_()
-            .field("a", Schema::int32())
-            .field("b", Schema::string())
-            .build();
-        let s = Struct::new(schema.clone())
-            .with("a", 1)
-            .unwrap()
-            .with("b", "x")
-            .unwrap();
+        let schema = struct_schema(&[("a", Schema::int32()), ("b", Schema::string())]);
+        let s = struct_of(&schema, &[("a", Value::Int32(1)), ("b", Value::from("x"))]);
         assert_eq!(
             write(Some(&schema), &Value::Struct(s)).as_deref(),
             Some("Struct{a=1,b=x}")

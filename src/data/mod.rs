@@ -758,5 +758,35 @@ impl SchemaAndValue {
     }
 }
 
+/// Builders the tests of several modules share.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::*;
+
+    /// A required, unnamed struct schema with these fields, in order.
+    pub(crate) fn struct_schema(fields: &[(&str, SchemaRef)]) -> SchemaRef {
+        fields
+            .iter()
+            .fold(SchemaBuilder::struct_(), |b, (name, schema)| {
+                b.field(*name, schema.clone())
+            })
+            .build()
+    }
+
+    /// The names of the schema's fields, in order.
+    pub(crate) fn field_names(schema: &Schema) -> Vec<&str> {
+        schema.fields.iter().map(|f| f.name.as_str()).collect()
+    }
+
+    /// A struct of `schema` with these fields set.
+    pub(crate) fn struct_of(schema: &SchemaRef, fields: &[(&str, Value)]) -> Struct {
+        let mut s = Struct::new(schema.clone());
+        for (name, value) in fields {
+            s.put(name, value.clone()).expect("field fits the schema");
+        }
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -152,14 +152,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn full_name_simple_name_and_pruned_name() {
-        let rows = vec![
+    /// A connector, a class that is both converter and header converter, and a transformation.
+    fn one_of_each() -> Vec<PluginDesc> {
+        vec![
             row("a.FooConnector", PluginKind::Sink),
             row("a.BarConverter", PluginKind::Converter),
             row("a.BarConverter", PluginKind::HeaderConverter),
             row("a.BazTransformation$Key", PluginKind::Transformation),
-        ];
+        ]
+    }
+
+    #[test]
+    fn full_name_simple_name_and_pruned_name() {
+        let rows = one_of_each();
         let aliases = alias_table(&rows);
         let found = |kinds: &[PluginKind], name: &str| {
             resolve(&rows, &aliases, kinds, name).map(|r| (r.class, r.kind))
@@ -196,12 +201,10 @@ mod tests {
 
     #[test]
     fn an_alias_of_two_classes_is_ambiguous() {
-        let rows = vec![
-            row("a.FooConnector", PluginKind::Sink),
-            row("b.FooConnector", PluginKind::Source),
-            row("a.Cast$Value", PluginKind::Transformation),
-            row("a.Flatten$Value", PluginKind::Transformation),
-        ];
+        let mut rows = one_of_each();
+        rows.push(row("b.FooConnector", PluginKind::Source));
+        rows.push(row("a.Cast$Value", PluginKind::Transformation));
+        rows.push(row("a.Flatten$Value", PluginKind::Transformation));
         let aliases = alias_table(&rows);
         let err = resolve(&rows, &aliases, &PluginKind::CONNECTORS, "Foo").unwrap_err();
         assert_eq!(

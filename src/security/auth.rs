@@ -70,12 +70,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
         let c = chars[i];
         match c {
             c if c.is_whitespace() => i += 1,
-            '/' if chars.get(i + 1) == Some(&'/') => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-            }
-            '#' => {
+            '#' | '/' if c == '#' || chars.get(i + 1) == Some(&'/') => {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
@@ -90,20 +85,13 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
                 }
                 i += 2;
             }
-            '{' => {
-                tokens.push(Token::Open);
-                i += 1;
-            }
-            '}' => {
-                tokens.push(Token::Close);
-                i += 1;
-            }
-            ';' => {
-                tokens.push(Token::Semi);
-                i += 1;
-            }
-            '=' => {
-                tokens.push(Token::Equals);
+            '{' | '}' | ';' | '=' => {
+                tokens.push(match c {
+                    '{' => Token::Open,
+                    '}' => Token::Close,
+                    ';' => Token::Semi,
+                    _ => Token::Equals,
+                });
                 i += 1;
             }
             '"' | '\'' => {
@@ -150,10 +138,6 @@ pub fn parse_jaas(text: &str, section: &str) -> Result<Vec<JaasEntry>, String> {
     let tokens = tokenize(text)?;
     let mut sections: BTreeMap<String, Vec<JaasEntry>> = BTreeMap::new();
     let mut i = 0;
-    let unexpected = |t: Option<&Token>, what: &str| match t {
-        Some(t) => format!("JAAS config: expected {what}, found {t:?}"),
-        None => format!("JAAS config: expected {what}, found the end of the text"),
-    };
     while i < tokens.len() {
         let Token::Word(name) = &tokens[i] else {
             return Err(unexpected(tokens.get(i), "a section name"));
@@ -164,67 +148,11 @@ pub fn parse_jaas(text: &str, section: &str) -> Result<Vec<JaasEntry>, String> {
         }
         i += 1;
         let mut entries = Vec::new();
-        loop {
-            match tokens.get(i) {
-                Some(Token::Close) => {
-                    i += 1;
-                    break;
-                }
-                Some(Token::Word(class)) => {
-                    i += 1;
-                    let flag = match tokens.get(i) {
-                        Some(Token::Word(f)) => match f.to_ascii_lowercase().as_str() {
-                            "required" => Flag::Required,
-                            "requisite" => Flag::Requisite,
-                            "sufficient" => Flag::Sufficient,
-                            "optional" => Flag::Optional,
-                            other => {
-                                return Err(format!(
-                                    "JAAS config: unknown control flag '{other}' for {class}"
-                                ))
-                            }
-                        },
-                        t => {
-                            return Err(unexpected(
-                                t,
-                                "a control flag (required, requisite, sufficient, optional)",
-                            ))
-                        }
-                    };
-                    i += 1;
-                    let mut options = BTreeMap::new();
-                    loop {
-                        match tokens.get(i) {
-                            Some(Token::Semi) => {
-                                i += 1;
-                                break;
-                            }
-                            Some(Token::Word(key)) => {
-                                if tokens.get(i + 1) != Some(&Token::Equals) {
-                                    return Err(unexpected(
-                                        tokens.get(i + 1),
-                                        "'=' after an option name",
-                                    ));
-                                }
-                                let value = match tokens.get(i + 2) {
-                                    Some(Token::Quoted(v)) | Some(Token::Word(v)) => v.clone(),
-                                    t => return Err(unexpected(t, "an option value")),
-                                };
-                                options.insert(key.clone(), value);
-                                i += 3;
-                            }
-                            t => return Err(unexpected(t, "an option or ';'")),
-                        }
-                    }
-                    entries.push(JaasEntry {
-                        class: class.clone(),
-                        flag,
-                        options,
-                    });
-                }
-                t => return Err(unexpected(t, "a login module class or '}'")),
-            }
-        }
+        let what = "a login module class or '}'";
+        words_until(&tokens, &mut i, &Token::Close, what, |class, i| {
+            entries.push(parse_entry(&tokens, i, class)?);
+            Ok(())
+        })?;
         if tokens.get(i) == Some(&Token::Semi) {
             i += 1;
         }
@@ -233,6 +161,79 @@ pub fn parse_jaas(text: &str, section: &str) -> Result<Vec<JaasEntry>, String> {
     sections
         .remove(section)
         .ok_or_else(|| format!("JAAS config: no '{section}' section (Kafka Connect logs in with '{section} {{ ... }};')"))
+}
+
+fn unexpected(t: Option<&Token>, what: &str) -> String {
+    match t {
+        Some(t) => format!("JAAS config: expected {what}, found {t:?}"),
+        None => format!("JAAS config: expected {what}, found the end of the text"),
+    }
+}
+
+/// Reads items that each start with a word until the `end` token (consumed), handing each
+/// word to `item` with the position after it.
+fn words_until(
+    tokens: &[Token],
+    i: &mut usize,
+    end: &Token,
+    what: &str,
+    mut item: impl FnMut(&String, &mut usize) -> Result<(), String>,
+) -> Result<(), String> {
+    loop {
+        match tokens.get(*i) {
+            Some(t) if t == end => {
+                *i += 1;
+                return Ok(());
+            }
+            Some(Token::Word(word)) => {
+                *i += 1;
+                item(word, i)?;
+            }
+            t => return Err(unexpected(t, what)),
+        }
+    }
+}
+
+/// One login module entry after its class name: the control flag, then the options up to `;`.
+fn parse_entry(tokens: &[Token], i: &mut usize, class: &str) -> Result<JaasEntry, String> {
+    let flag = match tokens.get(*i) {
+        Some(Token::Word(f)) => match f.to_ascii_lowercase().as_str() {
+            "required" => Flag::Required,
+            "requisite" => Flag::Requisite,
+            "sufficient" => Flag::Sufficient,
+            "optional" => Flag::Optional,
+            other => {
+                return Err(format!(
+                    "JAAS config: unknown control flag '{other}' for {class}"
+                ))
+            }
+        },
+        t => {
+            return Err(unexpected(
+                t,
+                "a control flag (required, requisite, sufficient, optional)",
+            ))
+        }
+    };
+    *i += 1;
+    let mut options = BTreeMap::new();
+    words_until(tokens, i, &Token::Semi, "an option or ';'", |key, i| {
+        if tokens.get(*i) != Some(&Token::Equals) {
+            return Err(unexpected(tokens.get(*i), "'=' after an option name"));
+        }
+        let value = match tokens.get(*i + 1) {
+            Some(Token::Quoted(v)) | Some(Token::Word(v)) => v.clone(),
+            t => return Err(unexpected(t, "an option value")),
+        };
+        options.insert(key.clone(), value);
+        *i += 2;
+        Ok(())
+    })?;
+    Ok(JaasEntry {
+        class: class.to_owned(),
+        flag,
+        options,
+    })
 }
 
 /// Reads a credentials properties file (`user=password` / `user: password`).

@@ -511,18 +511,19 @@ mod tests {
 
     #[test]
     fn documented_example_with_schema() {
-        let schema = SchemaBuilder::struct_()
-            .field("age", Schema::string())
-            .field("score", Schema::float32())
-            .field("name", Schema::string())
-            .build();
-        let value = Struct::new(schema.clone())
-            .with("age", "42")
-            .unwrap()
-            .with("score", 1.5f32)
-            .unwrap()
-            .with("name", "x")
-            .unwrap();
+        let schema = struct_schema(&[
+            ("age", Schema::string()),
+            ("score", Schema::float32()),
+            ("name", Schema::string()),
+        ]);
+        let value = struct_of(
+            &schema,
+            &[
+                ("age", Value::from("42")),
+                ("score", Value::Float32(1.5)),
+                ("name", Value::from("x")),
+            ],
+        );
         let t = cast(Side::Value, "age:int32,score:float64");
         let out = apply_ok(&t, record("t", Some(schema), Value::Struct(value)));
         let s = out.value_schema.unwrap();

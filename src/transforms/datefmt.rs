@@ -573,40 +573,39 @@ mod tests {
         assert!(DateFormat::new("").is_ok());
     }
 
+    /// `t` formatted with `pattern`.
+    fn formatted(pattern: &str, t: i64) -> String {
+        DateFormat::new(pattern).unwrap().format(t)
+    }
+
     #[test]
     fn formats_every_common_letter() {
         let t = millis(2017, 1, 2, 15, 4, 5, 7);
-        let f = |p: &str| DateFormat::new(p).unwrap().format(t);
-        assert_eq!(f("yyyyMMdd"), "20170102");
-        assert_eq!(f("yy-M-d"), "17-1-2");
-        assert_eq!(
-            f("yyyy-MM-dd'T'HH:mm:ss.SSSZ"),
-            "2017-01-02T15:04:05.007+0000"
-        );
-        assert_eq!(f("MMM MMMM"), "Jan January");
-        assert_eq!(f("EEE EEEE E"), "Mon Monday Mon");
-        assert_eq!(f("hh:mm a"), "03:04 PM");
-        assert_eq!(f("K k h H"), "3 15 3 15");
-        assert_eq!(f("z zzzz X XXX"), "UTC Coordinated Universal Time Z Z");
-        assert_eq!(f("'o''clock' ''"), "o'clock '");
-        assert_eq!(f("D F u G"), "2 1 1 AD");
-        assert_eq!(f("S SSSS"), "7 0007");
-        assert_eq!(f("w W"), "1 1");
+        for (pattern, want) in [
+            ("yyyyMMdd", "20170102"),
+            ("yy-M-d", "17-1-2"),
+            ("yyyy-MM-dd'T'HH:mm:ss.SSSZ", "2017-01-02T15:04:05.007+0000"),
+            ("MMM MMMM", "Jan January"),
+            ("EEE EEEE E", "Mon Monday Mon"),
+            ("hh:mm a", "03:04 PM"),
+            ("K k h H", "3 15 3 15"),
+            ("z zzzz X XXX", "UTC Coordinated Universal Time Z Z"),
+            ("'o''clock' ''", "o'clock '"),
+            ("D F u G", "2 1 1 AD"),
+            ("S SSSS", "7 0007"),
+            ("w W", "1 1"),
+        ] {
+            assert_eq!(formatted(pattern, t), want, "{pattern}");
+        }
         let midnight = millis(2017, 1, 1, 0, 0, 0, 0);
-        assert_eq!(
-            DateFormat::new("h a k").unwrap().format(midnight),
-            "12 AM 24"
-        );
+        assert_eq!(formatted("h a k", midnight), "12 AM 24");
     }
 
     #[test]
     fn week_year_at_year_end() {
         // Sunday 31 December 2017 starts a week that holds 1 January 2018: week 1 of 2018.
         let t = millis(2017, 12, 31, 0, 0, 0, 0);
-        assert_eq!(
-            DateFormat::new("YYYY w yyyy").unwrap().format(t),
-            "2018 1 2017"
-        );
+        assert_eq!(formatted("YYYY w yyyy", t), "2018 1 2017");
     }
 
     #[test]

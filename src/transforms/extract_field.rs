@@ -270,11 +270,8 @@ mod tests {
 
     #[test]
     fn with_schema_key_and_value() {
-        let schema = SchemaBuilder::struct_()
-            .field("id", Schema::int32())
-            .field("name", Schema::optional_string())
-            .build();
-        let s = Struct::new(schema.clone()).with("id", 42).unwrap();
+        let schema = struct_schema(&[("id", Schema::int32()), ("name", Schema::optional_string())]);
+        let s = struct_of(&schema, &[("id", Value::Int32(42))]);
         let t = extract(Side::Key, &[("field", "id")]);
         let out = apply_ok(
             &t,

@@ -248,8 +248,7 @@ mod tests {
             record("t", Some(schema), Value::Struct(value)),
         );
         let s = out.value_schema.unwrap();
-        let names: Vec<&str> = s.fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, vec!["a.b.c", "a.b.d", "a.e", "top"]);
+        assert_eq!(field_names(&s), vec!["a.b.c", "a.b.d", "a.e", "top"]);
         assert_eq!(s.name.as_deref(), Some("outer"));
         assert!(!s.field("a.b.c").unwrap().schema.optional);
         assert!(s.field("a.e").unwrap().schema.optional);

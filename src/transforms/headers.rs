@@ -4,12 +4,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::{
-    copy_schema_basics, field_value, key, map_get, map_remove, parse_config, put,
+    copy_schema_basics, field_value, key, map_get, map_remove, parse_config, rebind_struct,
     replace_null_with_default, replace_null_with_default_key, require_map, require_struct,
     required_list_key, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
-use crate::data::{values, SchemaBuilder, SchemaRef, Struct, Value};
+use crate::data::{values, SchemaBuilder, SchemaRef, Value};
 use crate::record::{ConnectRecord, Header};
 
 /// `DropHeaders`: removes every header with one of the configured keys.
@@ -226,14 +226,7 @@ impl Transformation for HeaderFrom {
                             }
                         }
                         let moved = b.build();
-                        let mut out = Struct::new(moved.clone());
-                        for f in &moved.fields {
-                            put(
-                                &mut out,
-                                &f.name,
-                                field_value(s, &f.name, self.replace_null_with_default),
-                            )?;
-                        }
+                        let out = rebind_struct(s, &moved, self.replace_null_with_default)?;
                         (moved, Value::Struct(out))
                     }
                     Operation::Copy => (schema.clone(), value.clone()),
@@ -323,11 +316,10 @@ mod tests {
             .field("id", Schema::int32())
             .field("name", Schema::string())
             .build();
-        let value = Struct::new(schema.clone())
-            .with("id", 7)
-            .unwrap()
-            .with("name", "n")
-            .unwrap();
+        let value = struct_of(
+            &schema,
+            &[("id", Value::Int32(7)), ("name", Value::from("n"))],
+        );
         let mv = HeaderFrom::configure(
             Side::Value,
             &props(&[("fields", "id"), ("headers", "ID"), ("operation", "move")]),

@@ -263,7 +263,7 @@ mod tests {
             .name("v")
             .field("a", Schema::int32())
             .build();
-        let value = Struct::new(schema.clone()).with("a", 1).unwrap();
+        let value = struct_of(&schema, &[("a", Value::Int32(1))]);
         let t = insert(
             Side::Key,
             &[

@@ -184,33 +184,30 @@ mod tests {
     }
 
     fn schema() -> crate::data::SchemaRef {
-        SchemaBuilder::struct_()
-            .field("int", Schema::int32())
-            .field("long", Schema::int64())
-            .field("str", Schema::string())
-            .field("bool", Schema::boolean())
-            .field("dbl", Schema::float64())
-            .field("arr", SchemaBuilder::array(Schema::int32()).build())
-            .field("keep", Schema::string())
-            .build()
+        struct_schema(&[
+            ("int", Schema::int32()),
+            ("long", Schema::int64()),
+            ("str", Schema::string()),
+            ("bool", Schema::boolean()),
+            ("dbl", Schema::float64()),
+            ("arr", SchemaBuilder::array(Schema::int32()).build()),
+            ("keep", Schema::string()),
+        ])
     }
 
     fn full() -> Struct {
-        Struct::new(schema())
-            .with("int", 42)
-            .unwrap()
-            .with("long", 42i64)
-            .unwrap()
-            .with("str", "secret")
-            .unwrap()
-            .with("bool", true)
-            .unwrap()
-            .with("dbl", 4.2)
-            .unwrap()
-            .with("arr", Value::Array(vec![Value::Int32(1)]))
-            .unwrap()
-            .with("keep", "k")
-            .unwrap()
+        struct_of(
+            &schema(),
+            &[
+                ("int", Value::Int32(42)),
+                ("long", Value::Int64(42)),
+                ("str", Value::from("secret")),
+                ("bool", Value::Boolean(true)),
+                ("dbl", Value::Float64(4.2)),
+                ("arr", Value::Array(vec![Value::Int32(1)])),
+                ("keep", Value::from("k")),
+            ],
+        )
     }
 
     #[test]

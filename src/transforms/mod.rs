@@ -51,7 +51,7 @@ pub use registry::{
     resolve_predicate, resolve_transformation, transformation_classes, transformation_def,
 };
 pub(crate) use require::*;
-pub(crate) use support::{copy_struct, Input, SideTransformation};
+pub(crate) use support::{copy_struct, rebind_struct, Input, SideTransformation};
 
 /// The package of the built-in transformations.
 pub const TRANSFORMS_PACKAGE: &str = "org.apache.kafka.connect.transforms";
@@ -159,6 +159,7 @@ pub(crate) mod test_util {
     use std::collections::BTreeMap;
 
     pub use super::Transformation;
+    pub(crate) use crate::data::test_util::*;
 
     /// A value-only record on `topic`.
     pub fn record(topic: &str, schema: Option<SchemaRef>, value: Value) -> ConnectRecord {
@@ -198,10 +199,7 @@ pub(crate) mod test_util {
 
     /// A value-only record on topic `t` holding a struct of `schema` with these fields set.
     pub fn struct_record(schema: SchemaRef, fields: &[(&str, Value)]) -> ConnectRecord {
-        let mut s = crate::data::Struct::new(schema.clone());
-        for (name, value) in fields {
-            s.put(name, value.clone()).expect("field fits the schema");
-        }
+        let s = struct_of(&schema, fields);
         record("t", Some(schema), Value::Struct(s))
     }
 

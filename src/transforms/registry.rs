@@ -1,10 +1,9 @@
 //! The transformations and predicates as the plugin table ([`crate::plugins`]) knows them: their
 //! class names, definitions and constructors, found by Kafka's alias rules.
 
-use std::collections::BTreeMap;
-
 use super::{Predicate, Transformation};
 use crate::config::def::ConfigDef;
+use crate::connectors::Props;
 use crate::plugins::{self, Factory, PluginDesc, PluginKind};
 
 fn transformation(name: &str) -> Option<&'static PluginDesc> {
@@ -58,12 +57,13 @@ pub fn predicate_def(class_or_alias: &str) -> Option<ConfigDef> {
 /// `Class <c> could not be found.` for an unknown class, else the transformation's message.
 pub fn configure_transformation(
     class_or_alias: &str,
-    props: &BTreeMap<String, String>,
+    props: &Props,
 ) -> Result<Box<dyn Transformation>, String> {
-    match transformation(class_or_alias).map(|r| &r.factory) {
-        Some(Factory::Transformation { make, .. }) => make(props),
-        _ => Err(format!("Class {class_or_alias} could not be found.")),
-    }
+    let found = transformation(class_or_alias);
+    configure(class_or_alias, props, found, |f| match f {
+        Factory::Transformation { make, .. } => Some(*make),
+        _ => None,
+    })
 }
 
 /// Configures a predicate from its own keys.
@@ -72,11 +72,33 @@ pub fn configure_transformation(
 /// `Class <c> could not be found.` for an unknown class, else the predicate's message.
 pub fn configure_predicate(
     class_or_alias: &str,
-    props: &BTreeMap<String, String>,
+    props: &Props,
 ) -> Result<Box<dyn Predicate>, String> {
-    match predicate(class_or_alias).map(|r| &r.factory) {
-        Some(Factory::Predicate { make, .. }) => make(props),
-        _ => Err(format!("Class {class_or_alias} could not be found.")),
+    configure(
+        class_or_alias,
+        props,
+        predicate(class_or_alias),
+        |f| match f {
+            Factory::Predicate { make, .. } => Some(*make),
+            _ => None,
+        },
+    )
+}
+
+/// A plugin constructor.
+type Make<T> = fn(&Props) -> Result<T, String>;
+
+/// Builds the plugin `found` for `class_or_alias` with the constructor `make` takes from its
+/// factory.
+fn configure<T>(
+    class_or_alias: &str,
+    props: &Props,
+    found: Option<&'static PluginDesc>,
+    make: fn(&Factory) -> Option<Make<T>>,
+) -> Result<T, String> {
+    match found.and_then(|r| make(&r.factory)) {
+        Some(make) => make(props),
+        None => Err(format!("Class {class_or_alias} could not be found.")),
     }
 }
 
@@ -165,9 +187,7 @@ mod tests {
 
         fn entry<'a>(infos: &'a ConfigInfos, name: &str) -> &'a ConfigInfo {
             infos
-                .configs
-                .iter()
-                .find(|c| c.value.name == name)
+                .entry(name)
                 .unwrap_or_else(|| panic!("no entry {name}"))
         }
 
@@ -235,21 +255,20 @@ mod tests {
                 ),
                 ("transforms.conv.target.type", "epoch"),
             ]);
+            let keys = [
+                "transforms.bad.type",
+                "transforms.cast.spec",
+                "transforms.mask.fields",
+                "transforms.conv.target.type",
+            ];
             assert_eq!(
-                entry(&infos, "transforms.bad.type").value.errors,
-                vec!["Invalid value com.example.Nope for configuration transforms.bad.type: Class com.example.Nope could not be found."]
-            );
-            assert_eq!(
-                entry(&infos, "transforms.cast.spec").value.errors,
-                vec!["Invalid value [a:bytes] for configuration spec: Cast transformation does not support casting to BYTES; supported types are [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]"]
-            );
-            assert_eq!(
-                entry(&infos, "transforms.mask.fields").value.errors,
-                vec!["Invalid value [] for configuration fields: Empty list"]
-            );
-            assert_eq!(
-                entry(&infos, "transforms.conv.target.type").value.errors,
-                vec!["Invalid value epoch for configuration target.type: String must be one of: string, unix, Date, Time, Timestamp"]
+                keys.map(|k| entry(&infos, k).value.errors.clone()),
+                [
+                    vec!["Invalid value com.example.Nope for configuration transforms.bad.type: Class com.example.Nope could not be found."],
+                    vec!["Invalid value [a:bytes] for configuration spec: Cast transformation does not support casting to BYTES; supported types are [INT8, INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, STRING]"],
+                    vec!["Invalid value [] for configuration fields: Empty list"],
+                    vec!["Invalid value epoch for configuration target.type: String must be one of: string, unix, Date, Time, Timestamp"],
+                ]
             );
             assert_eq!(infos.error_count, 4);
             // the short name of an inner class is ambiguous, as in Kafka

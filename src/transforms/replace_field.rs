@@ -203,8 +203,7 @@ mod tests {
         );
         let out = apply_ok(&t, record("t", Some(schema()), Value::Struct(value())));
         let s = out.value_schema.unwrap();
-        let names: Vec<&str> = s.fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, vec!["xyz", "bar", "etc"]);
+        assert_eq!(field_names(&s), vec!["xyz", "bar", "etc"]);
         assert_eq!(s.name.as_deref(), Some("s"));
         let Value::Struct(v) = out.value else {
             panic!()

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    field_value, key, parse_config, put, replace_null_with_default, replace_null_with_default_key,
+    key, parse_config, rebind_struct, replace_null_with_default, replace_null_with_default_key,
     require_schema, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
-use crate::data::{Schema, SchemaType, Struct, Value};
+use crate::data::{Schema, SchemaType, Value};
 use crate::record::ConnectRecord;
 
 /// The `SetSchemaMetadata` transformation.
@@ -96,15 +96,7 @@ impl Transformation for SetSchemaMetadata {
         // a struct must point at the renamed schema
         let updated_value = match value {
             Value::Struct(s) => {
-                let mut out = Struct::new(updated.clone());
-                for f in &updated.fields {
-                    put(
-                        &mut out,
-                        &f.name,
-                        field_value(s, &f.name, self.replace_null_with_default),
-                    )?;
-                }
-                Value::Struct(out)
+                Value::Struct(rebind_struct(s, &updated, self.replace_null_with_default)?)
             }
             other => other.clone(),
         };
@@ -130,7 +122,7 @@ mod tests {
             .doc("d")
             .field("a", Schema::int32())
             .build();
-        let value = Struct::new(schema.clone()).with("a", 1).unwrap();
+        let value = struct_of(&schema, &[("a", Value::Int32(1))]);
         let t = set(
             Side::Value,
             &[("schema.name", "foo"), ("schema.version", "42")],

@@ -67,6 +67,24 @@ impl<T: SideTransformation> Transformation for T {
     }
 }
 
+/// A struct of `schema` holding, for each of its fields, the field of that name in `source` (read
+/// honouring `replace.null.with.default`): the value rebound to a schema that keeps or drops fields.
+pub(crate) fn rebind_struct(
+    source: &Struct,
+    schema: &SchemaRef,
+    replace_null_with_default: bool,
+) -> Result<Struct, String> {
+    let mut out = Struct::new(schema.clone());
+    for f in &schema.fields {
+        put(
+            &mut out,
+            &f.name,
+            field_value(source, &f.name, replace_null_with_default),
+        )?;
+    }
+    Ok(out)
+}
+
 /// A struct of `schema` holding the fields of `source` by name, each value (read honouring
 /// `replace.null.with.default`) passed through `each` with the source field.
 pub(crate) fn copy_struct(

@@ -410,15 +410,11 @@ mod tests {
 
     #[test]
     fn field_in_a_struct_on_the_key() {
-        let schema = SchemaBuilder::struct_()
-            .field("ts", Schema::int64())
-            .field("other", Schema::string())
-            .build();
-        let value = Struct::new(schema.clone())
-            .with("ts", TS)
-            .unwrap()
-            .with("other", "o")
-            .unwrap();
+        let schema = struct_schema(&[("ts", Schema::int64()), ("other", Schema::string())]);
+        let value = struct_of(
+            &schema,
+            &[("ts", Value::Int64(TS)), ("other", Value::from("o"))],
+        );
         let t = conv(
             Side::Key,
             &[

@@ -102,30 +102,22 @@ mod tests {
 
     #[test]
     fn with_schema() {
-        let schema = SchemaBuilder::struct_()
-            .field("a", Schema::int32())
-            .field("b", Schema::int32())
-            .field("c", Schema::int32())
-            .build();
-        let value = Struct::new(schema.clone())
-            .with("a", 1)
-            .unwrap()
-            .with("b", 2)
-            .unwrap()
-            .with("c", 3)
-            .unwrap();
+        let int = Schema::int32;
+        let schema = struct_schema(&[("a", int()), ("b", int()), ("c", int())]);
+        let value = struct_of(
+            &schema,
+            &[
+                ("a", Value::Int32(1)),
+                ("b", Value::Int32(2)),
+                ("c", Value::Int32(3)),
+            ],
+        );
         let out = apply_ok(
             &v2k("a,b"),
             record("t", Some(schema.clone()), Value::Struct(value.clone())),
         );
         let ks = out.key_schema.unwrap();
-        assert_eq!(
-            ks.fields
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect::<Vec<_>>(),
-            vec!["a", "b"]
-        );
+        assert_eq!(field_names(&ks), vec!["a", "b"]);
         let Value::Struct(k) = out.key else { panic!() };
         assert_eq!(
             (k.get("a"), k.get("b")),

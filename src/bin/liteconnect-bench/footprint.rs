@@ -136,91 +136,54 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).contains(", stripped"))
         .unwrap_or(false);
-    rows.push(
-        Row::new(
-            "footprint",
-            format!(
-                "exit after SIGTERM, {} connectors, 3 idle client connections held open",
-                s.connectors
-            ),
-            "ms",
-            median(f.shutdown.clone()),
-        )
-        .target(Target::AtMost(200.0)),
+    let exit = format!(
+        "exit after SIGTERM, {} connectors, 3 idle client connections held open",
+        s.connectors
     );
+    rows.push(row(exit, "ms", median(f.shutdown.clone())).target(Target::AtMost(200.0)));
     push_rows(rows, &s, f, st);
-    rows.push(
-        Row::new(
-            "footprint",
-            if stripped {
-                "release binary size (stripped)"
-            } else {
-                "release binary size (NOT stripped)"
-            },
-            "MiB",
-            size,
-        )
-        .target(Target::AtMost(15.0)),
-    );
+    let binary = if stripped {
+        "release binary size (stripped)"
+    } else {
+        "release binary size (NOT stripped)"
+    };
+    rows.push(row(binary, "MiB", size).target(Target::AtMost(15.0)));
     Ok(())
 }
 
 fn push_rows(rows: &mut Vec<Row>, s: &Settings, f: Fresh, st: Stored) {
     const FIXED: &str = "fixed-response HTTP server";
     let c = s.connectors;
+    let (idle, empty) = (median(f.rss_idle), median(f.start_empty));
     rows.push(
-        Row::new(
-            "footprint",
-            "idle RSS, no connectors",
-            "MiB",
-            median(f.rss_idle.clone()),
-        )
-        .baseline(FIXED, median(f.base_rss))
-        .target(Target::AtMost(20.0)),
+        row("idle RSS, no connectors", "MiB", idle)
+            .baseline(FIXED, median(f.base_rss))
+            .target(Target::AtMost(20.0)),
     );
+    let running = format!("idle RSS, {c} running connectors");
     rows.push(
-        Row::new(
-            "footprint",
-            format!("idle RSS, {c} running connectors"),
-            "MiB",
-            median(f.rss_full),
-        )
-        .baseline("no connectors", median(f.rss_idle.clone()))
-        .target(Target::AtMost(80.0)),
+        row(running, "MiB", median(f.rss_full))
+            .baseline("no connectors", idle)
+            .target(Target::AtMost(80.0)),
     );
+    let stored = format!("idle RSS, {} running connectors", s.stored);
+    rows.push(row(stored, "MiB", median(st.rss)).baseline("no connectors", idle));
     rows.push(
-        Row::new(
-            "footprint",
-            format!("idle RSS, {} running connectors", s.stored),
-            "MiB",
-            median(st.rss),
-        )
-        .baseline("no connectors", median(f.rss_idle)),
+        row("start-up to /health 200, empty database", "ms", empty)
+            .baseline(FIXED, median(f.base_start))
+            .target(Target::Below(150.0)),
     );
+    let start = format!("start-up to /health 200, {} stored connectors", s.stored);
     rows.push(
-        Row::new(
-            "footprint",
-            "start-up to /health 200, empty database",
-            "ms",
-            median(f.start_empty.clone()),
-        )
-        .baseline(FIXED, median(f.base_start))
-        .target(Target::Below(150.0)),
+        row(start, "ms", median(st.start))
+            .baseline("empty database", empty)
+            .target(Target::Below(1000.0)),
     );
-    rows.push(
-        Row::new(
-            "footprint",
-            format!("start-up to /health 200, {} stored connectors", s.stored),
-            "ms",
-            median(st.start),
-        )
-        .baseline("empty database", median(f.start_empty))
-        .target(Target::Below(1000.0)),
-    );
-    rows.push(Row::new(
-        "footprint",
-        format!("start-up until all {} tasks RUNNING", s.stored),
-        "ms",
-        median(st.all_running),
-    ));
+    let all = format!("start-up until all {} tasks RUNNING", s.stored);
+    rows.push(row(all, "ms", median(st.all_running)));
+}
+
+/// A footprint row.
+fn row(metric: impl Into<String>, unit: &'static str, value: f64) -> Row {
+    Row::new("footprint", metric, unit, value)
 }

@@ -285,22 +285,21 @@ impl Worker {
 
     /// Sums the sink's committed offsets (the next offset to read, per partition).
     pub(crate) async fn sink_committed(&self, name: &str) -> Res<i64> {
-        Ok(self
-            .offsets(name)
-            .await?
-            .iter()
-            .filter_map(|e| e["offset"]["kafka_offset"].as_i64())
-            .sum())
+        self.offset_sum(name, "kafka_offset", 0).await
     }
 
     /// The number of records the verifiable source's tasks have stored (the sum of `seqno + 1`).
     pub(crate) async fn source_produced(&self, name: &str) -> Res<i64> {
-        Ok(self
-            .offsets(name)
-            .await?
+        self.offset_sum(name, "seqno", 1).await
+    }
+
+    /// The sum over the connector's offsets of `field + plus`.
+    async fn offset_sum(&self, name: &str, field: &str, plus: i64) -> Res<i64> {
+        let offsets = self.offsets(name).await?;
+        Ok(offsets
             .iter()
-            .filter_map(|e| e["offset"]["seqno"].as_i64())
-            .map(|s| s + 1)
+            .filter_map(|e| e["offset"][field].as_i64())
+            .map(|v| v + plus)
             .sum())
     }
 

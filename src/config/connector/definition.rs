@@ -50,7 +50,12 @@ pub(super) fn value(text: &str) -> DefaultValue {
 
 /// Kafka's `ConnectorConfig.configDef()`: the keys every connector has.
 fn base_config_def() -> ConfigDef {
-    use ConfigType::{Boolean, Class, Int, List, Long, String};
+    error_keys(chain_keys(common_keys()))
+}
+
+/// The keys of the connector itself: name, class, tasks and converters.
+fn common_keys() -> ConfigDef {
+    use ConfigType::{Boolean, Class, Int, String};
     ConfigDef::new()
         .define(
             ConfigKey::new(
@@ -138,106 +143,116 @@ fn base_config_def() -> ConfigDef {
             .width(Width::Short)
             .display_name("Header converter class"),
         )
-        .define(
-            ConfigKey::new(
-                keys::TRANSFORMS,
-                List,
-                value(""),
-                Importance::Low,
-                TRANSFORMS_DOC,
-            )
-            .validator(Validator::UniqueList)
-            .group(TRANSFORMS_GROUP, 8)
-            .width(Width::Long)
-            .display_name("Transforms"),
+}
+
+/// The transformation chain and reload keys.
+fn chain_keys(def: ConfigDef) -> ConfigDef {
+    use ConfigType::{List, String};
+    def.define(
+        ConfigKey::new(
+            keys::TRANSFORMS,
+            List,
+            value(""),
+            Importance::Low,
+            TRANSFORMS_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::PREDICATES,
-                List,
-                value(""),
-                Importance::Low,
-                PREDICATES_DOC,
-            )
-            .validator(Validator::UniqueList)
-            .group(PREDICATES_GROUP, 9)
-            .width(Width::Long)
-            .display_name("Predicates"),
+        .validator(Validator::UniqueList)
+        .group(TRANSFORMS_GROUP, 8)
+        .width(Width::Long)
+        .display_name("Transforms"),
+    )
+    .define(
+        ConfigKey::new(
+            keys::PREDICATES,
+            List,
+            value(""),
+            Importance::Low,
+            PREDICATES_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::CONFIG_ACTION_RELOAD,
-                String,
-                value("restart"),
-                Importance::Low,
-                CONFIG_RELOAD_ACTION_DOC,
-            )
-            .validator(Validator::OneOf(vec!["none", "restart"]))
-            .group(COMMON_GROUP, 10)
-            .width(Width::Medium)
-            .display_name("Reload Action"),
+        .validator(Validator::UniqueList)
+        .group(PREDICATES_GROUP, 9)
+        .width(Width::Long)
+        .display_name("Predicates"),
+    )
+    .define(
+        ConfigKey::new(
+            keys::CONFIG_ACTION_RELOAD,
+            String,
+            value("restart"),
+            Importance::Low,
+            CONFIG_RELOAD_ACTION_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::ERRORS_RETRY_TIMEOUT,
-                Long,
-                value("0"),
-                Importance::Medium,
-                ERRORS_RETRY_TIMEOUT_DOC,
-            )
-            .group(ERROR_GROUP, 1)
-            .width(Width::Medium)
-            .display_name("Retry Timeout for Errors"),
+        .validator(Validator::OneOf(vec!["none", "restart"]))
+        .group(COMMON_GROUP, 10)
+        .width(Width::Medium)
+        .display_name("Reload Action"),
+    )
+}
+
+/// The `errors.*` keys every connector has.
+fn error_keys(def: ConfigDef) -> ConfigDef {
+    use ConfigType::{Boolean, Long, String};
+    def.define(
+        ConfigKey::new(
+            keys::ERRORS_RETRY_TIMEOUT,
+            Long,
+            value("0"),
+            Importance::Medium,
+            ERRORS_RETRY_TIMEOUT_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::ERRORS_RETRY_DELAY_MAX_MS,
-                Long,
-                value("60000"),
-                Importance::Medium,
-                ERRORS_RETRY_MAX_DELAY_DOC,
-            )
-            .group(ERROR_GROUP, 2)
-            .width(Width::Medium)
-            .display_name("Maximum Delay Between Retries for Errors"),
+        .group(ERROR_GROUP, 1)
+        .width(Width::Medium)
+        .display_name("Retry Timeout for Errors"),
+    )
+    .define(
+        ConfigKey::new(
+            keys::ERRORS_RETRY_DELAY_MAX_MS,
+            Long,
+            value("60000"),
+            Importance::Medium,
+            ERRORS_RETRY_MAX_DELAY_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::ERRORS_TOLERANCE,
-                String,
-                value("none"),
-                Importance::Medium,
-                ERRORS_TOLERANCE_DOC,
-            )
-            .validator(Validator::OneOf(vec!["none", "all"]))
-            .group(ERROR_GROUP, 3)
-            .width(Width::Short)
-            .display_name("Error Tolerance"),
+        .group(ERROR_GROUP, 2)
+        .width(Width::Medium)
+        .display_name("Maximum Delay Between Retries for Errors"),
+    )
+    .define(
+        ConfigKey::new(
+            keys::ERRORS_TOLERANCE,
+            String,
+            value("none"),
+            Importance::Medium,
+            ERRORS_TOLERANCE_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::ERRORS_LOG_ENABLE,
-                Boolean,
-                value("false"),
-                Importance::Medium,
-                ERRORS_LOG_ENABLE_DOC,
-            )
-            .group(ERROR_GROUP, 4)
-            .width(Width::Short)
-            .display_name("Log Errors"),
+        .validator(Validator::OneOf(vec!["none", "all"]))
+        .group(ERROR_GROUP, 3)
+        .width(Width::Short)
+        .display_name("Error Tolerance"),
+    )
+    .define(
+        ConfigKey::new(
+            keys::ERRORS_LOG_ENABLE,
+            Boolean,
+            value("false"),
+            Importance::Medium,
+            ERRORS_LOG_ENABLE_DOC,
         )
-        .define(
-            ConfigKey::new(
-                keys::ERRORS_LOG_INCLUDE_MESSAGES,
-                Boolean,
-                value("false"),
-                Importance::Medium,
-                ERRORS_LOG_INCLUDE_MESSAGES_DOC,
-            )
-            .group(ERROR_GROUP, 5)
-            .width(Width::Short)
-            .display_name("Log Error Details"),
+        .group(ERROR_GROUP, 4)
+        .width(Width::Short)
+        .display_name("Log Errors"),
+    )
+    .define(
+        ConfigKey::new(
+            keys::ERRORS_LOG_INCLUDE_MESSAGES,
+            Boolean,
+            value("false"),
+            Importance::Medium,
+            ERRORS_LOG_INCLUDE_MESSAGES_DOC,
         )
+        .group(ERROR_GROUP, 5)
+        .width(Width::Short)
+        .display_name("Log Error Details"),
+    )
 }
 
 /// Kafka's `SinkConnectorConfig` additions.

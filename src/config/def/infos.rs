@@ -17,6 +17,13 @@ pub struct ConfigInfos {
     pub configs: Vec<ConfigInfo>,
 }
 
+impl ConfigInfos {
+    /// The entry of the key `name`.
+    pub fn entry(&self, name: &str) -> Option<&ConfigInfo> {
+        self.configs.iter().find(|c| c.value.name == name)
+    }
+}
+
 /// One key of a validation answer: its definition (absent for keys nobody defines) and value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfigInfo {

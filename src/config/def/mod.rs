@@ -411,6 +411,22 @@ pub(crate) fn missing_required(name: &str) -> String {
     format!("Missing required configuration \"{name}\" which has no default value.")
 }
 
+/// `ParsedConfig` getters of one Rust type: the value when it is one of the listed
+/// [`ConfigValue`] variants (converted losslessly), else `None`.
+macro_rules! typed_getters {
+    ($($(#[$doc:meta])* $getter:ident -> $ty:ty { $($variant:ident),+ })+) => {
+        $(
+            $(#[$doc])*
+            pub fn $getter(&self, name: &str) -> Option<$ty> {
+                match self.get(name)? {
+                    $(ConfigValue::$variant(v) => Some(<$ty>::from(*v)),)+
+                    _ => None,
+                }
+            }
+        )+
+    };
+}
+
 /// A config parsed by [`ConfigDef::parse`]: typed values of every defined key (defaults
 /// applied) plus the original strings, which connectors receive unchanged.
 #[derive(Clone, Debug)]
@@ -435,46 +451,17 @@ impl ParsedConfig {
         }
     }
 
-    /// An INT value.
-    pub fn get_int(&self, name: &str) -> Option<i32> {
-        match self.get(name)? {
-            ConfigValue::Int(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    /// A SHORT value.
-    pub fn get_short(&self, name: &str) -> Option<i16> {
-        match self.get(name)? {
-            ConfigValue::Short(n) => Some(*n),
-            _ => None,
-        }
-    }
-
-    /// A LONG value (INT and SHORT values widen).
-    pub fn get_long(&self, name: &str) -> Option<i64> {
-        match self.get(name)? {
-            ConfigValue::Long(n) => Some(*n),
-            ConfigValue::Int(n) => Some(i64::from(*n)),
-            ConfigValue::Short(n) => Some(i64::from(*n)),
-            _ => None,
-        }
-    }
-
-    /// A BOOLEAN value.
-    pub fn get_bool(&self, name: &str) -> Option<bool> {
-        match self.get(name)? {
-            ConfigValue::Boolean(b) => Some(*b),
-            _ => None,
-        }
-    }
-
-    /// A DOUBLE value.
-    pub fn get_double(&self, name: &str) -> Option<f64> {
-        match self.get(name)? {
-            ConfigValue::Double(d) => Some(*d),
-            _ => None,
-        }
+    typed_getters! {
+        /// An INT value.
+        get_int -> i32 { Int }
+        /// A SHORT value.
+        get_short -> i16 { Short }
+        /// A LONG value (INT and SHORT values widen).
+        get_long -> i64 { Long, Int, Short }
+        /// A BOOLEAN value.
+        get_bool -> bool { Boolean }
+        /// A DOUBLE value.
+        get_double -> f64 { Double }
     }
 
     /// A LIST value; empty when null or not defined.

@@ -3,108 +3,85 @@
 
 use std::fmt;
 
-/// The type of a configuration key; decides how its string form is parsed and rendered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ConfigType {
-    /// `true`/`false`, case-insensitive.
-    Boolean,
-    /// Any text, trimmed.
-    String,
-    /// A 32-bit signed integer.
-    Int,
-    /// A 16-bit signed integer.
-    Short,
-    /// A 64-bit signed integer.
-    Long,
-    /// A 64-bit float, in Java's `Double.parseDouble` syntax.
-    Double,
-    /// A comma-separated list; whitespace around commas is dropped.
-    List,
-    /// A plugin class name (or alias).
-    Class,
-    /// Text that is never echoed back (`[hidden]`).
-    Password,
-}
-
-impl ConfigType {
-    /// The name Kafka uses on the wire (`"BOOLEAN"`, `"STRING"`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConfigType::Boolean => "BOOLEAN",
-            ConfigType::String => "STRING",
-            ConfigType::Int => "INT",
-            ConfigType::Short => "SHORT",
-            ConfigType::Long => "LONG",
-            ConfigType::Double => "DOUBLE",
-            ConfigType::List => "LIST",
-            ConfigType::Class => "CLASS",
-            ConfigType::Password => "PASSWORD",
+/// An enum whose variants Kafka names on the wire: the enum, its `as_str` and a `Display`
+/// that writes that name.
+macro_rules! wire_enum {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[$vmeta:meta])* $variant:ident => $wire:literal,)+
         }
-    }
-}
-
-impl fmt::Display for ConfigType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// How much a user should care about a key; shown by UIs, never enforced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Importance {
-    /// `"HIGH"`.
-    High,
-    /// `"MEDIUM"`.
-    Medium,
-    /// `"LOW"`.
-    Low,
-}
-
-impl Importance {
-    /// The name Kafka uses on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Importance::High => "HIGH",
-            Importance::Medium => "MEDIUM",
-            Importance::Low => "LOW",
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
         }
-    }
-}
 
-impl fmt::Display for Importance {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A hint for UIs about how wide an input field should be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Width {
-    /// `"NONE"`.
-    None,
-    /// `"SHORT"`.
-    Short,
-    /// `"MEDIUM"`.
-    Medium,
-    /// `"LONG"`.
-    Long,
-}
-
-impl Width {
-    /// The name Kafka uses on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Width::None => "NONE",
-            Width::Short => "SHORT",
-            Width::Medium => "MEDIUM",
-            Width::Long => "LONG",
+        impl $name {
+            /// The name Kafka uses on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)+
+                }
+            }
         }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+wire_enum! {
+    /// The type of a configuration key; decides how its string form is parsed and rendered.
+    pub enum ConfigType {
+        /// `true`/`false`, case-insensitive.
+        Boolean => "BOOLEAN",
+        /// Any text, trimmed.
+        String => "STRING",
+        /// A 32-bit signed integer.
+        Int => "INT",
+        /// A 16-bit signed integer.
+        Short => "SHORT",
+        /// A 64-bit signed integer.
+        Long => "LONG",
+        /// A 64-bit float, in Java's `Double.parseDouble` syntax.
+        Double => "DOUBLE",
+        /// A comma-separated list; whitespace around commas is dropped.
+        List => "LIST",
+        /// A plugin class name (or alias).
+        Class => "CLASS",
+        /// Text that is never echoed back (`[hidden]`).
+        Password => "PASSWORD",
     }
 }
 
-impl fmt::Display for Width {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+wire_enum! {
+    /// How much a user should care about a key; shown by UIs, never enforced.
+    pub enum Importance {
+        /// `"HIGH"`.
+        High => "HIGH",
+        /// `"MEDIUM"`.
+        Medium => "MEDIUM",
+        /// `"LOW"`.
+        Low => "LOW",
+    }
+}
+
+wire_enum! {
+    /// A hint for UIs about how wide an input field should be.
+    pub enum Width {
+        /// `"NONE"`.
+        None => "NONE",
+        /// `"SHORT"`.
+        Short => "SHORT",
+        /// `"MEDIUM"`.
+        Medium => "MEDIUM",
+        /// `"LONG"`.
+        Long => "LONG",
     }
 }
 

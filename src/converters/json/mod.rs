@@ -29,7 +29,7 @@ mod tests;
 mod text;
 mod value;
 
-use super::{config_bool, config_int, invalid_value, Codec};
+use super::{config_bool, config_int, invalid_value, Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 use std::collections::BTreeMap;
 use text::{parse_json, write_json, Json};
@@ -200,6 +200,8 @@ impl JsonConverter {
         Ok(SchemaAndValue::new(schema, value))
     }
 }
+
+impl RecordCodec for JsonConverter {}
 
 impl Codec for JsonConverter {
     fn encode(&self, schema: Option<&Schema>, value: &Value) -> Result<Option<Vec<u8>>, DataError> {

@@ -54,11 +54,18 @@ fn numbers_beyond_double_range_read_as_infinity_and_write_as_strings() {
     );
 }
 
-/// Writes with and without envelope, checks both texts, and reads both back.
-fn check(schema: SchemaRef, value: Value, enveloped: &str, plain: &str) {
+/// The enveloped JSON of a payload with its schema.
+fn envelope(schema: &str, payload: &str) -> String {
+    format!(r#"{{"schema":{schema},"payload":{payload}}}"#)
+}
+
+/// Writes with and without envelope, checks both texts (`plain`, and `plain` enveloped with
+/// `schema_json`), and reads the enveloped one back.
+fn check(schema: SchemaRef, value: Value, schema_json: &str, plain: &str) {
+    let enveloped = envelope(schema_json, plain);
     let c = with_schemas();
     assert_eq!(write(&c, Some(&schema), &value), enveloped);
-    let back = read(&c, enveloped);
+    let back = read(&c, &enveloped);
     assert_eq!(
         back.schema.as_deref(),
         Some(&*schema),
@@ -71,60 +78,35 @@ fn check(schema: SchemaRef, value: Value, enveloped: &str, plain: &str) {
 
 #[test]
 fn primitives_with_and_without_schemas() {
-    check(
-        Schema::int8(),
-        Value::Int8(12),
-        r#"{"schema":{"type":"int8","optional":false},"payload":12}"#,
-        "12",
-    );
-    check(
-        Schema::int16(),
-        Value::Int16(-12),
-        r#"{"schema":{"type":"int16","optional":false},"payload":-12}"#,
-        "-12",
-    );
-    check(
-        Schema::int32(),
-        Value::Int32(12),
-        r#"{"schema":{"type":"int32","optional":false},"payload":12}"#,
-        "12",
-    );
-    check(
-        Schema::int64(),
-        Value::Int64(4398046511104),
-        r#"{"schema":{"type":"int64","optional":false},"payload":4398046511104}"#,
-        "4398046511104",
-    );
-    check(
-        Schema::float32(),
-        Value::Float32(12.34),
-        r#"{"schema":{"type":"float","optional":false},"payload":12.34}"#,
-        "12.34",
-    );
-    check(
-        Schema::float64(),
-        Value::Float64(1e10),
-        r#"{"schema":{"type":"double","optional":false},"payload":1.0E10}"#,
-        "1.0E10",
-    );
-    check(
-        Schema::boolean(),
-        Value::Boolean(true),
-        r#"{"schema":{"type":"boolean","optional":false},"payload":true}"#,
-        "true",
-    );
-    check(
-        Schema::string(),
-        Value::from("hello"),
-        r#"{"schema":{"type":"string","optional":false},"payload":"hello"}"#,
-        r#""hello""#,
-    );
-    check(
-        Schema::bytes(),
-        Value::Bytes(b"test-string".to_vec()),
-        r#"{"schema":{"type":"bytes","optional":false},"payload":"dGVzdC1zdHJpbmc="}"#,
-        r#""dGVzdC1zdHJpbmc=""#,
-    );
+    for (schema, value, type_name, plain) in [
+        (Schema::int8(), Value::Int8(12), "int8", "12"),
+        (Schema::int16(), Value::Int16(-12), "int16", "-12"),
+        (Schema::int32(), Value::Int32(12), "int32", "12"),
+        (
+            Schema::int64(),
+            Value::Int64(4398046511104),
+            "int64",
+            "4398046511104",
+        ),
+        (Schema::float32(), Value::Float32(12.34), "float", "12.34"),
+        (Schema::float64(), Value::Float64(1e10), "double", "1.0E10"),
+        (Schema::boolean(), Value::Boolean(true), "boolean", "true"),
+        (
+            Schema::string(),
+            Value::from("hello"),
+            "string",
+            r#""hello""#,
+        ),
+        (
+            Schema::bytes(),
+            Value::Bytes(b"test-string".to_vec()),
+            "bytes",
+            r#""dGVzdC1zdHJpbmc=""#,
+        ),
+    ] {
+        let schema_json = format!(r#"{{"type":"{type_name}","optional":false}}"#);
+        check(schema, value, &schema_json, plain);
+    }
 }
 
 #[test]
@@ -132,7 +114,7 @@ fn optional_and_metadata() {
     check(
         Schema::optional_string(),
         Value::Null,
-        r#"{"schema":{"type":"string","optional":true},"payload":null}"#,
+        r#"{"type":"string","optional":true}"#,
         "null",
     );
     let s = SchemaBuilder::int32()
@@ -146,9 +128,17 @@ fn optional_and_metadata() {
     check(
         s,
         Value::Int32(7),
-        r#"{"schema":{"type":"int32","optional":true,"name":"n","version":2,"doc":"d","parameters":{"p":"v"},"default":5},"payload":7}"#,
+        r#"{"type":"int32","optional":true,"name":"n","version":2,"doc":"d","parameters":{"p":"v"},"default":5}"#,
         "7",
     );
+}
+
+/// Writes null with `schema` (described by `schema_json`), expecting `payload` in the envelope,
+/// and reads an enveloped null back as `back`.
+fn check_null(c: &JsonConverter, schema: &Schema, schema_json: &str, payload: &str, back: Value) {
+    let written = write(c, Some(schema), &Value::Null);
+    assert_eq!(written, envelope(schema_json, payload));
+    assert_eq!(read(c, &envelope(schema_json, "null")).value, back);
 }
 
 #[test]
@@ -157,35 +147,15 @@ fn null_uses_default_unless_disabled() {
         .default_value(Value::Int32(5))
         .build();
     let c = with_schemas();
-    assert_eq!(
-        write(&c, Some(&s), &Value::Null),
-        r#"{"schema":{"type":"int32","optional":false,"default":5},"payload":5}"#
-    );
-    assert_eq!(
-        read(
-            &c,
-            r#"{"schema":{"type":"int32","optional":false,"default":5},"payload":null}"#
-        )
-        .value,
-        Value::Int32(5)
-    );
+    let required = r#"{"type":"int32","optional":false,"default":5}"#;
+    check_null(&c, &s, required, "5", Value::Int32(5));
     let c = conv(&[("replace.null.with.default", "false")]);
     let opt = SchemaBuilder::int32()
         .optional()
         .default_value(Value::Int32(5))
         .build();
-    assert_eq!(
-        write(&c, Some(&opt), &Value::Null),
-        r#"{"schema":{"type":"int32","optional":true,"default":5},"payload":null}"#
-    );
-    assert_eq!(
-        read(
-            &c,
-            r#"{"schema":{"type":"int32","optional":true,"default":5},"payload":null}"#
-        )
-        .value,
-        Value::Null
-    );
+    let optional = r#"{"type":"int32","optional":true,"default":5}"#;
+    check_null(&c, &opt, optional, "null", Value::Null);
     assert_eq!(
         c.from_connect("t", Some(&s), &Value::Null).unwrap_err().0,
         "Conversion error: null value for field that is required and has no default value"
@@ -205,7 +175,7 @@ fn structs() {
     check(
         rec(),
         Value::Struct(st),
-        r#"{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"a"}],"optional":false,"name":"rec"},"payload":{"a":1}}"#,
+        r#"{"type":"struct","fields":[{"type":"int32","optional":false,"field":"a"}],"optional":false,"name":"rec"}"#,
         r#"{"a":1}"#,
     );
     let nested = SchemaBuilder::struct_()
@@ -231,7 +201,7 @@ fn structs() {
     check(
         nested,
         Value::Struct(v),
-        r#"{"schema":{"type":"struct","fields":[{"type":"string","optional":false,"field":"first"},{"type":"struct","fields":[{"type":"double","optional":true,"field":"x"}],"optional":true,"field":"inner"},{"type":"array","items":{"type":"string","optional":false},"optional":false,"field":"tags"}],"optional":false},"payload":{"first":"a\"b\n","inner":{"x":2.5},"tags":["t1"]}}"#,
+        r#"{"type":"struct","fields":[{"type":"string","optional":false,"field":"first"},{"type":"struct","fields":[{"type":"double","optional":true,"field":"x"}],"optional":true,"field":"inner"},{"type":"array","items":{"type":"string","optional":false},"optional":false,"field":"tags"}],"optional":false}"#,
         r#"{"first":"a\"b\n","inner":{"x":2.5},"tags":["t1"]}"#,
     );
 }
@@ -278,7 +248,7 @@ fn arrays_and_maps() {
     check(
         SchemaBuilder::array(Schema::int32()).build(),
         Value::Array(vec![Value::Int32(1), Value::Int32(2), Value::Int32(3)]),
-        r#"{"schema":{"type":"array","items":{"type":"int32","optional":false},"optional":false},"payload":[1,2,3]}"#,
+        r#"{"type":"array","items":{"type":"int32","optional":false},"optional":false}"#,
         "[1,2,3]",
     );
     check(
@@ -287,7 +257,7 @@ fn arrays_and_maps() {
             (Value::from("key1"), Value::Int32(12)),
             (Value::from("key2"), Value::Int32(15)),
         ]),
-        r#"{"schema":{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int32","optional":false},"optional":false},"payload":{"key1":12,"key2":15}}"#,
+        r#"{"type":"map","keys":{"type":"string","optional":false},"values":{"type":"int32","optional":false},"optional":false}"#,
         r#"{"key1":12,"key2":15}"#,
     );
     check(
@@ -296,7 +266,7 @@ fn arrays_and_maps() {
             (Value::Int32(1), Value::Int32(12)),
             (Value::Int32(2), Value::Int32(15)),
         ]),
-        r#"{"schema":{"type":"map","keys":{"type":"int32","optional":false},"values":{"type":"int32","optional":false},"optional":false},"payload":[[1,12],[2,15]]}"#,
+        r#"{"type":"map","keys":{"type":"int32","optional":false},"values":{"type":"int32","optional":false},"optional":false}"#,
         "[[1,12],[2,15]]",
     );
     let c = with_schemas();
@@ -319,7 +289,7 @@ fn decimals_base64_and_numeric() {
     check(
         schema.clone(),
         value.clone(),
-        r#"{"schema":{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"}},"payload":"AJw="}"#,
+        r#"{"type":"bytes","optional":false,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"}}"#,
         r#""AJw=""#,
     );
     let numeric = conv(&[("decimal.format", "numeric")]);
@@ -347,19 +317,19 @@ fn dates_times_timestamps() {
     check(
         logical::date().build(),
         Value::Int32(10000),
-        r#"{"schema":{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1},"payload":10000}"#,
+        r#"{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Date","version":1}"#,
         "10000",
     );
     check(
         logical::time().build(),
         Value::Int32(14_400_000),
-        r#"{"schema":{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Time","version":1},"payload":14400000}"#,
+        r#"{"type":"int32","optional":false,"name":"org.apache.kafka.connect.data.Time","version":1}"#,
         "14400000",
     );
     check(
         logical::timestamp().build(),
         Value::Int64(4_000_000_000),
-        r#"{"schema":{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1},"payload":4000000000}"#,
+        r#"{"type":"int64","optional":false,"name":"org.apache.kafka.connect.data.Timestamp","version":1}"#,
         "4000000000",
     );
     let c = with_schemas();

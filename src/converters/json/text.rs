@@ -270,57 +270,31 @@ impl Reader<'_> {
         match self.peek() {
             None => Err(self.error("unexpected end of input")),
             Some(b'{') => {
-                self.pos += 1;
                 let mut entries = ObjectBuilder::default();
-                self.skip_ws();
-                if self.peek() == Some(b'}') {
-                    self.pos += 1;
-                    return Ok(entries.finish());
-                }
-                loop {
-                    self.skip_ws();
-                    if self.peek() != Some(b'"') {
-                        return Err(self.error("expected a field name"));
+                self.sequence(b'}', |r| {
+                    r.skip_ws();
+                    if r.peek() != Some(b'"') {
+                        return Err(r.error("expected a field name"));
                     }
-                    let key = self.string()?;
-                    self.skip_ws();
-                    if self.peek() != Some(b':') {
-                        return Err(self.error("expected ':'"));
+                    let key = r.string()?;
+                    r.skip_ws();
+                    if r.peek() != Some(b':') {
+                        return Err(r.error("expected ':'"));
                     }
-                    self.pos += 1;
-                    let v = self.value(depth + 1)?;
+                    r.pos += 1;
+                    let v = r.value(depth + 1)?;
                     entries.set(key, v);
-                    self.skip_ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b'}') => {
-                            self.pos += 1;
-                            return Ok(entries.finish());
-                        }
-                        _ => return Err(self.error("expected ',' or '}'")),
-                    }
-                }
+                    Ok(())
+                })?;
+                Ok(entries.finish())
             }
             Some(b'[') => {
-                self.pos += 1;
                 let mut items = Vec::new();
-                self.skip_ws();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(Json::Array(items));
-                }
-                loop {
-                    items.push(self.value(depth + 1)?);
-                    self.skip_ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Json::Array(items));
-                        }
-                        _ => return Err(self.error("expected ',' or ']'")),
-                    }
-                }
+                self.sequence(b']', |r| {
+                    items.push(r.value(depth + 1)?);
+                    Ok(())
+                })?;
+                Ok(Json::Array(items))
             }
             Some(b'"') => Ok(Json::Str(self.string()?)),
             Some(b't') => self.expect_literal("true", Json::Bool(true)),
@@ -328,6 +302,33 @@ impl Reader<'_> {
             Some(b'n') => self.expect_literal("null", Json::Null),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(_) => Err(self.error("unexpected character")),
+        }
+    }
+
+    /// The items of an object or array whose opening bracket is next, separated by commas up to
+    /// `close`; `item` reads one.
+    fn sequence(
+        &mut self,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Result<(), String>,
+    ) -> Result<(), String> {
+        self.pos += 1;
+        self.skip_ws();
+        if self.peek() == Some(close) {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            item(self)?;
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(c) if c == close => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.error(&format!("expected ',' or '{}'", char::from(close)))),
+            }
         }
     }
 

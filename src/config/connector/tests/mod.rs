@@ -3,13 +3,17 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::config::def::ConfigValueInfo;
 use crate::config::def::*;
+use crate::connectors::file::{FileStreamSink, FileStreamSource};
+use crate::connectors::ConnectorPlugin;
+use crate::transforms::routers::RegexRouter;
 
 const REGEX_ROUTER: &str = "org.apache.kafka.connect.transforms.RegexRouter";
 const FILTER: &str = "org.apache.kafka.connect.transforms.Filter";
 const TOPIC_NAME_MATCHES: &str = "org.apache.kafka.connect.transforms.predicates.TopicNameMatches";
 const JSON_CONVERTER: &str = "org.apache.kafka.connect.json.JsonConverter";
 
-/// A few plugins shaped like Kafka's own.
+/// A few plugins shaped like Kafka's own; RegexRouter, the converters' `converter.type` and
+/// the file connectors are the real definitions.
 struct Plugins;
 
 impl Plugins {
@@ -27,26 +31,7 @@ impl Plugins {
 impl PluginLookup for Plugins {
     fn transformation_def(&self, class: &str) -> Option<ConfigDef> {
         match Plugins::full(class).as_str() {
-            REGEX_ROUTER => Some(
-                ConfigDef::new()
-                    .define(
-                        ConfigKey::new(
-                            "regex",
-                            ConfigType::String,
-                            DefaultValue::Required,
-                            Importance::High,
-                            "Regular expression to use for matching.",
-                        )
-                        .validator(Validator::Regex),
-                    )
-                    .define(ConfigKey::new(
-                        "replacement",
-                        ConfigType::String,
-                        DefaultValue::Required,
-                        Importance::High,
-                        "Replacement string.",
-                    )),
-            ),
+            REGEX_ROUTER => Some(RegexRouter::config_def()),
             FILTER => Some(ConfigDef::new()),
             _ => None,
         }
@@ -76,17 +61,7 @@ impl PluginLookup for Plugins {
     }
     fn converter_def(&self, class: &str) -> Option<ConfigDef> {
         (Plugins::full(class) == JSON_CONVERTER).then(|| {
-            ConfigDef::new()
-                .define(
-                    ConfigKey::new(
-                        "converter.type",
-                        ConfigType::String,
-                        DefaultValue::Required,
-                        Importance::Low,
-                        "How this converter will be used.",
-                    )
-                    .validator(Validator::OneOf(vec!["key", "value", "header"])),
-                )
+            crate::converters::defs::converter()
                 .define(
                     ConfigKey::new(
                         "schemas.enable",
@@ -119,41 +94,11 @@ impl PluginLookup for Plugins {
 }
 
 fn file_sink_def() -> ConfigDef {
-    ConfigDef::new().define(ConfigKey::new(
-        "file",
-        ConfigType::String,
-        DefaultValue::Null,
-        Importance::High,
-        "Destination filename. If not specified, the standard output will be used",
-    ))
+    FileStreamSink.config_def()
 }
 
 fn file_source_def() -> ConfigDef {
-    ConfigDef::new()
-        .define(ConfigKey::new(
-            "file",
-            ConfigType::String,
-            DefaultValue::Null,
-            Importance::High,
-            "Source filename.",
-        ))
-        .define(
-            ConfigKey::new(
-                "topic",
-                ConfigType::List,
-                DefaultValue::Required,
-                Importance::High,
-                "The topic to publish data to",
-            )
-            .validator(Validator::NonEmptyString),
-        )
-        .define(ConfigKey::new(
-            "batch.size",
-            ConfigType::Int,
-            DefaultValue::Value("2000".into()),
-            Importance::Low,
-            "Batch size",
-        ))
+    FileStreamSource.config_def()
 }
 
 fn config(list: &[(&str, Option<&str>)]) -> BTreeMap<String, Option<String>> {
@@ -211,9 +156,7 @@ fn validate_source(list: &[(&str, Option<&str>)]) -> ConfigInfos {
 
 fn entry<'a>(infos: &'a ConfigInfos, name: &str) -> &'a ConfigInfo {
     infos
-        .configs
-        .iter()
-        .find(|c| c.value.name == name)
+        .entry(name)
         .unwrap_or_else(|| panic!("no entry {name}"))
 }
 
