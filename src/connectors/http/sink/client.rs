@@ -212,7 +212,7 @@ impl Client {
         let oauth = match &self.auth {
             Auth::None => return Ok(None),
             Auth::Header(h) => return Ok(Some(h.clone())),
-            Auth::OAuth2(o) => o.clone(),
+            Auth::OAuth2(o) => (**o).clone(),
         };
         if let Some(t) = &self.token {
             if t.expires.is_none_or(|e| Instant::now() < e) {

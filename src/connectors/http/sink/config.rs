@@ -28,7 +28,7 @@ pub enum Auth {
     /// A fixed `Authorization` header value (static, or BASIC credentials encoded once).
     Header(String),
     /// An access token from an OAuth2 token endpoint (client credentials grant).
-    OAuth2(OAuth2),
+    OAuth2(Box<OAuth2>),
 }
 
 /// The OAuth2 client credentials settings.
@@ -229,9 +229,15 @@ pub fn validate(
         .iter()
         .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
         .collect();
-    // Type and range errors are the definition's to report.
+    // Type and range errors are the definition's to report; the URL is still checked.
     let Ok(parsed) = parse_def(flavor, &props) else {
-        return Vec::new();
+        let mut errors = Vec::new();
+        let key = match flavor {
+            Flavor::Aiven => "http.url",
+            Flavor::Confluent => "http.api.url",
+        };
+        check_url(key, props.get(key).cloned(), &mut errors);
+        return errors;
     };
     match Settings::read(flavor, &props, &parsed) {
         Ok(_) => Vec::new(),
@@ -326,7 +332,7 @@ fn aiven_auth(parsed: &ParsedConfig, errors: &mut Vec<(String, String)>) -> Auth
                 Some(oauth.token_url.clone()).filter(|u| !u.is_empty()),
                 errors,
             );
-            Auth::OAuth2(oauth)
+            Auth::OAuth2(Box::new(oauth))
         }
         other => {
             errors.push(invalid(
@@ -488,7 +494,7 @@ fn confluent_auth(parsed: &ParsedConfig, errors: &mut Vec<(String, String)>) -> 
                 Some(oauth.token_url.clone()).filter(|u| !u.is_empty()),
                 errors,
             );
-            Auth::OAuth2(oauth)
+            Auth::OAuth2(Box::new(oauth))
         }
         _ => Auth::None,
     }
