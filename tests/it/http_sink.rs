@@ -217,6 +217,19 @@ async fn pipeline(lines: &[String], sink_body: Json) -> Fixture {
     f
 }
 
+/// An endpoint, `n` numbered lines in the input, and sink `s` of `class` with the keys `keys` gives for the
+/// endpoint.
+async fn setup(
+    n: usize,
+    class: &str,
+    keys: impl FnOnce(&Endpoint) -> Json,
+) -> (Endpoint, Vec<String>, Fixture) {
+    let e = Endpoint::start().await;
+    let lines = numbered("r", n);
+    let f = pipeline(&lines, sink("s", class, keys(&e))).await;
+    (e, lines, f)
+}
+
 async fn wait_delivered(
     e: &Endpoint,
     split: impl Fn(&str) -> Vec<String>,
@@ -246,15 +259,12 @@ async fn committed(w: &TestWorker, name: &str) -> Option<i64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aiven_single_requests_carry_static_auth_and_headers() {
-    let e = Endpoint::start().await;
-    let lines = numbered("one", 5);
-    let f = pipeline(
-        &lines,
-        sink("h", AIVEN, json!({
+    let (e, lines, f) = setup(5, AIVEN, |e| {
+        json!({
             "http.url": e.url("/ingest"), "http.authorization.type": "static",
             "http.headers.authorization": "Bearer s3cret", "http.headers.content.type": "text/plain",
-            "http.headers.additional": "X-Env:test,X-Team:data"})),
-    )
+            "http.headers.additional": "X-Env:test,X-Team:data"})
+    })
     .await;
     let got = wait_delivered(&e, one, &lines).await;
     assert_eq!(got, lines, "one request per record, in order");
@@ -268,7 +278,7 @@ async fn aiven_single_requests_carry_static_auth_and_headers() {
         );
     }
     wait_until("offsets committed past the last record", || async {
-        committed(&f.w, "h").await == Some(5)
+        committed(&f.w, "s").await == Some(5)
     })
     .await;
 }
@@ -292,14 +302,11 @@ fn split_batch(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aiven_batches_with_prefix_suffix_and_separator() {
-    let e = Endpoint::start().await;
-    let lines = numbered("b", 30);
-    let _f = pipeline(
-        &lines,
-        sink("h", AIVEN, json!({
+    let (e, lines, _f) = setup(30, AIVEN, |e| {
+        json!({
             "http.url": e.url("/batch"), "http.authorization.type": "none", "batching.enabled": "true",
-            "batch.max.size": "4", "batch.prefix": "<", "batch.suffix": ">\n", "batch.separator": ";"})),
-    )
+            "batch.max.size": "4", "batch.prefix": "<", "batch.suffix": ">\n", "batch.separator": ";"})
+    })
     .await;
     let split = split_batch("<", ">\n", ";");
     let got = wait_delivered(&e, &split, &lines).await;
@@ -313,16 +320,13 @@ async fn aiven_batches_with_prefix_suffix_and_separator() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confluent_batches_json_arrays_to_a_topic_url_with_basic_auth() {
-    let e = Endpoint::start().await;
-    let lines = numbered("c", 12);
-    let _f = pipeline(
-        &lines,
-        sink("c", CONFLUENT, json!({
+    let (e, lines, _f) = setup(12, CONFLUENT, |e| {
+        json!({
             "http.api.url": e.url("/topics/${topic}"), "request.method": "PUT",
             "headers": "X-Trace:abc|Accept:text/plain", "auth.type": "BASIC",
             "connection.user": "alice", "connection.password": "wonder", "request.body.format": "json",
-            "batch.max.size": "5", "batch.json.as.array": "true"})),
-    )
+            "batch.max.size": "5", "batch.json.as.array": "true"})
+    })
     .await;
     let array = |b: &str| -> Vec<String> {
         serde_json::from_str::<Vec<String>>(b)
@@ -345,13 +349,7 @@ async fn confluent_batches_json_arrays_to_a_topic_url_with_basic_auth() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confluent_single_string_requests_by_default() {
-    let e = Endpoint::start().await;
-    let lines = numbered("s", 4);
-    let _f = pipeline(
-        &lines,
-        sink("c", CONFLUENT, json!({"http.api.url": e.url("/in")})),
-    )
-    .await;
+    let (e, lines, _f) = setup(4, CONFLUENT, |e| json!({"http.api.url": e.url("/in")})).await;
     let got = wait_delivered(&e, one, &lines).await;
     assert_eq!(
         got, lines,
@@ -364,13 +362,25 @@ async fn confluent_single_string_requests_by_default() {
 }
 
 /// Delivers through an OAuth2-protected endpoint whose first token is revoked after the first request.
-async fn oauth2_round_trip(class: &str, keys: impl Fn(&Endpoint) -> Json, in_form: bool) {
+/// Aiven's class sends the client credentials in a Basic header, Confluent's (`auth.mode=url`) in the form.
+async fn oauth2_round_trip(class: &str) {
+    let in_form = class == CONFLUENT;
     let e = Endpoint::start().await;
     let lines = numbered("o", 6);
     let f = Fixture::start().await;
     append_lines(&f.input, lines[..3].iter().cloned());
     f.w.create(file_source("src", &f.input, "t")).await;
-    f.w.create(sink("o", class, keys(&e))).await;
+    let keys = if in_form {
+        json!({"http.api.url": e.url("/api"), "auth.type": "OAUTH2", "oauth2.token.url": e.url("/token"),
+            "oauth2.client.auth.mode": "url"})
+    } else {
+        json!({"http.url": e.url("/api"), "http.authorization.type": "oauth2",
+            "oauth2.access.token.url": e.url("/token"), "oauth2.client.scope": "write"})
+    };
+    let mut keys = keys.as_object().unwrap().clone();
+    keys.insert("oauth2.client.id".into(), json!("app"));
+    keys.insert("oauth2.client.secret".into(), json!("secret"));
+    f.w.create(sink("o", class, Json::Object(keys))).await;
     wait_delivered(&e, one, &lines[..3]).await;
     // A new token is issued elsewhere: the one the sink holds is now refused with 401.
     e.with(|b| b.tokens += 1);
@@ -405,49 +415,25 @@ async fn oauth2_round_trip(class: &str, keys: impl Fn(&Endpoint) -> Json, in_for
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn aiven_oauth2_client_credentials_in_a_basic_header() {
-    oauth2_round_trip(
-        AIVEN,
-        |e| {
-            json!({"http.url": e.url("/api"), "http.authorization.type": "oauth2",
-            "oauth2.access.token.url": e.url("/token"), "oauth2.client.id": "app",
-            "oauth2.client.secret": "secret", "oauth2.client.scope": "write"})
-        },
-        false,
-    )
-    .await;
+    oauth2_round_trip(AIVEN).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confluent_oauth2_client_credentials_in_the_form() {
-    oauth2_round_trip(
-        CONFLUENT,
-        |e| {
-            json!({"http.api.url": e.url("/api"), "auth.type": "OAUTH2",
-            "oauth2.token.url": e.url("/token"), "oauth2.client.id": "app",
-            "oauth2.client.secret": "secret", "oauth2.client.auth.mode": "url"})
-        },
-        true,
-    )
-    .await;
+    oauth2_round_trip(CONFLUENT).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_on_503_and_on_429_after_its_retry_after() {
-    let e = Endpoint::start().await;
-    e.with(|b| {
-        b.script
-            .extend([(503, None), (429, Some("1")), (503, None)]);
-    });
-    let lines = numbered("r", 5);
-    let _f = pipeline(
-        &lines,
-        sink(
-            "r",
-            AIVEN,
-            json!({"http.url": e.url("/r"), "http.authorization.type": "none",
-            "max.retries": "5", "retry.backoff.ms": "50"}),
-        ),
-    )
+    let (e, lines, _f) = setup(5, AIVEN, |e| {
+        // The first attempts meet a 503, a 429 asking for a second's pause, and a 503 again.
+        e.with(|b| {
+            b.script
+                .extend([(503, None), (429, Some("1")), (503, None)])
+        });
+        json!({"http.url": e.url("/r"), "http.authorization.type": "none",
+            "max.retries": "5", "retry.backoff.ms": "50"})
+    })
     .await;
     let got = wait_delivered(&e, one, &lines).await;
     assert_eq!(got, lines, "nothing lost, nothing repeated, in order");
@@ -660,19 +646,18 @@ async fn bad_config_names_the_key() {
     let keys: Vec<&str> = e.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys, ["http.api.url", "request.method"], "{e:?}");
     // Both classes are named HttpSinkConnector: as in Kafka Connect, the short names match both.
-    let (s, b) =
-        f.w.post(
-            "/connectors",
-            json!({"name": "a", "config": {"connector.class": "HttpSink", "topics": "t"}}),
-        )
-        .await;
-    assert_eq!(s, 400, "{b}");
+    let (status, answer) =
+        f.w.api
+            .post(
+                "/connectors",
+                &json!({"name": "a", "config": {"connector.class": "HttpSink", "topics": "t"}}),
+            )
+            .await
+            .unwrap();
+    let message = answer["message"].as_str().unwrap_or_default();
     assert!(
-        b["message"]
-            .as_str()
-            .unwrap()
-            .contains("More than one connector matches alias HttpSink"),
-        "{b}"
+        status == 400 && message.contains("More than one connector matches alias HttpSink"),
+        "{answer}"
     );
 }
 
