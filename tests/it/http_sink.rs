@@ -704,3 +704,56 @@ async fn the_binary_killed_mid_batch_resends_from_the_last_commit() {
     eprintln!("kill -9: {at_kill} batches before the kill, {repeats} records sent twice");
     bin.terminate();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aiven_proxy_keys_route_requests_through_the_proxy() {
+    // The endpoint stands in for a forward proxy: it gets the request for the unresolvable host.
+    let (e, lines, _f) = setup(3, AIVEN, |e| {
+        json!({"http.url": "http://sink.invalid/via", "http.authorization.type": "none",
+            "http.proxy.host": "127.0.0.1", "http.proxy.port": e.addr.port().to_string()})
+    })
+    .await;
+    assert_eq!(wait_delivered(&e, one, &lines).await, lines);
+    assert!(e
+        .seen(None)
+        .iter()
+        .all(|s| s.path == "/via" && s.header("host") == Some("sink.invalid")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_honours_http_proxy_and_no_proxy() {
+    let proxy = Endpoint::start().await;
+    let direct = Endpoint::start().await;
+    let dir = tempdir();
+    let input = dir.path().join("in.txt");
+    let lines = numbered("p", 4);
+    append_lines(&input, lines.clone());
+    let proxy_url = proxy.url("");
+    let bin = start_binary_with(
+        dir.path(),
+        &binary_props(dir.path()),
+        &[
+            ("HTTP_PROXY", proxy_url.as_str()),
+            ("NO_PROXY", "127.0.0.1"),
+        ],
+        1,
+    );
+    let api = bin.healthy_api().await;
+    create_through(&api, file_source("src", &input, "t")).await;
+    for (name, url) in [
+        ("via", "http://sink.invalid/env".to_string()),
+        ("direct", direct.url("/direct")),
+    ] {
+        create_through(&api, sink(name, CONFLUENT, json!({"http.api.url": url}))).await;
+    }
+    assert_eq!(wait_delivered(&proxy, one, &lines).await, lines);
+    assert_eq!(wait_delivered(&direct, one, &lines).await, lines);
+    assert!(
+        proxy
+            .seen(None)
+            .iter()
+            .all(|s| s.header("host") == Some("sink.invalid")),
+        "NO_PROXY: 127.0.0.1 is reached directly"
+    );
+    bin.terminate();
+}
