@@ -363,3 +363,130 @@ pub fn retry_after(value: Option<&str>) -> Option<Duration> {
     let ms = (at.timestamp_millis() - chrono::Utc::now().timestamp_millis()).max(0);
     Some(Duration::from_millis(ms as u64))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::ConnectRecord;
+
+    fn task(flavor: Flavor, pairs: &[(&str, &str)]) -> HttpSinkTask {
+        let mut t = HttpSinkTask::new(flavor);
+        let props = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        t.start(&props).expect("starts");
+        t
+    }
+
+    fn record(key: Value, value: Value) -> SinkRecord {
+        let mut r = ConnectRecord::new("t", None, value);
+        r.key = key;
+        r.kafka_partition = Some(0);
+        SinkRecord {
+            record: r,
+            kafka_offset: 7,
+        }
+    }
+
+    fn request(t: &HttpSinkTask, r: &SinkRecord) -> Result<Option<Request>, String> {
+        t.running.as_ref().expect("started").request_for(r, 0)
+    }
+
+    fn map() -> Value {
+        Value::Map(vec![(Value::String("a".into()), Value::Int32(1))])
+    }
+
+    #[test]
+    fn aiven_values_and_nulls() {
+        let t = task(
+            Flavor::Aiven,
+            &[
+                ("http.url", "http://h/${topic}"),
+                ("http.authorization.type", "none"),
+            ],
+        );
+        let r = request(&t, &record(Value::Null, Value::String("as is".into())))
+            .unwrap()
+            .unwrap();
+        // Aiven's URL is used as written.
+        assert_eq!(
+            (r.url.as_str(), r.body.as_deref()),
+            ("http://h/${topic}", Some("as is"))
+        );
+        let r = request(&t, &record(Value::Null, map())).unwrap().unwrap();
+        assert_eq!(r.body.as_deref(), Some(r#"{"a":1}"#));
+        let e = request(&t, &record(Value::Null, Value::Int32(3)))
+            .err()
+            .unwrap();
+        assert!(
+            e.starts_with("Record value must be a String, a Schema Struct"),
+            "{e}"
+        );
+        let e = request(&t, &record(Value::Null, Value::Null))
+            .err()
+            .unwrap();
+        assert_eq!(e, "Record value must not be null");
+    }
+
+    #[test]
+    fn confluent_templates_formats_and_nulls() {
+        let base = [("http.api.url", "http://h/${topic}/${key}")];
+        let t = task(Flavor::Confluent, &base);
+        let r = request(&t, &record(Value::String("k1".into()), Value::Int32(42)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (r.url.as_str(), r.body.as_deref()),
+            ("http://h/t/k1", Some("42"))
+        );
+        assert_eq!(r.method, reqwest::Method::POST);
+        assert!(request(&t, &record(Value::Null, Value::Null))
+            .unwrap()
+            .is_none());
+        let json = task(
+            Flavor::Confluent,
+            &[
+                base[0],
+                ("request.body.format", "json"),
+                ("behavior.on.null.values", "delete"),
+            ],
+        );
+        let r = request(&json, &record(Value::Null, Value::String("s".into())))
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.body.as_deref(), Some("\"s\""));
+        let d = request(&json, &record(Value::Int64(9), Value::Null))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (d.method, d.url.as_str(), d.body),
+            (reqwest::Method::DELETE, "http://h/t/9", None)
+        );
+        // A DELETE never joins a batch; records for different URLs neither.
+        let run = json.running.as_ref().unwrap();
+        let put = request(&json, &record(Value::Int64(1), Value::String("x".into())))
+            .unwrap()
+            .unwrap();
+        let other = request(&json, &record(Value::Int64(2), Value::String("y".into())))
+            .unwrap()
+            .unwrap();
+        let d = request(&json, &record(Value::Int64(1), Value::Null))
+            .unwrap()
+            .unwrap();
+        assert!(!run.joins(&put, &d) && !run.joins(&put, &other));
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        assert_eq!(retry_after(Some("3")), Some(Duration::from_secs(3)));
+        let later = (chrono::Utc::now() + chrono::Duration::seconds(60)).to_rfc2822();
+        let d = retry_after(Some(&later)).unwrap();
+        assert!(
+            d > Duration::from_secs(55) && d <= Duration::from_secs(60),
+            "{d:?}"
+        );
+        assert_eq!(retry_after(Some("soon")), None);
+        assert_eq!(retry_after(None), None);
+    }
+}
