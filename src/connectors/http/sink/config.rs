@@ -500,42 +500,19 @@ fn confluent_auth(parsed: &ParsedConfig, errors: &mut Vec<(String, String)>) -> 
     }
 }
 
-fn confluent(props: &Props, parsed: &ParsedConfig) -> Result<Settings, Vec<(String, String)>> {
-    let mut errors = Vec::new();
-    let url = parsed.get_string("http.api.url").unwrap_or_default();
-    check_url("http.api.url", Some(url.clone()), &mut errors);
-    let auth = confluent_auth(parsed, &mut errors);
-    let separator = props
-        .get("header.separator")
-        .cloned()
-        .unwrap_or_else(|| "|".into());
-    let mut headers = separated_headers(
-        &parsed.get_string("headers").unwrap_or_default(),
-        &separator,
-    )
-    .unwrap_or_else(|e| {
+/// Confluent's `headers`, with a `Content-Type` for `request.body.format` unless they name one.
+fn confluent_headers(
+    props: &Props,
+    parsed: &ParsedConfig,
+    json: bool,
+    errors: &mut Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let separator = props.get("header.separator").map_or("|", String::as_str);
+    let raw = parsed.get_string("headers").unwrap_or_default();
+    let mut headers = separated_headers(&raw, separator).unwrap_or_else(|e| {
         errors.push(("headers".into(), e));
         Vec::new()
     });
-    let retry_codes = status_ranges(
-        &parsed
-            .get_string("retry.on.status.codes")
-            .unwrap_or_default(),
-    )
-    .unwrap_or_else(|e| {
-        errors.push(invalid(
-            "retry.on.status.codes",
-            &parsed
-                .get_string("retry.on.status.codes")
-                .unwrap_or_default(),
-            &e,
-        ));
-        Vec::new()
-    });
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let json = upper(parsed, "request.body.format") == "JSON";
     if !headers
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
@@ -547,22 +524,55 @@ fn confluent(props: &Props, parsed: &ParsedConfig) -> Result<Settings, Vec<(Stri
         };
         headers.push(("Content-Type".into(), ct.into()));
     }
-    let raw = |key: &str, default: &str| {
-        props
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| default.to_string())
+    headers
+}
+
+/// `behavior.on.error` and `behavior.on.null.values`.
+fn confluent_behaviors(parsed: &ParsedConfig) -> (OnError, OnNull) {
+    let on_error = match upper(parsed, "behavior.on.error").as_str() {
+        "LOG" => OnError::Log,
+        "IGNORE" => OnError::Ignore,
+        _ => OnError::Fail,
     };
+    let on_null = match upper(parsed, "behavior.on.null.values").as_str() {
+        "LOG" => OnNull::Log,
+        "FAIL" => OnNull::Fail,
+        "DELETE" => OnNull::Delete,
+        _ => OnNull::Ignore,
+    };
+    (on_error, on_null)
+}
+
+fn confluent(props: &Props, parsed: &ParsedConfig) -> Result<Settings, Vec<(String, String)>> {
+    let mut errors = Vec::new();
+    let url = parsed.get_string("http.api.url").unwrap_or_default();
+    check_url("http.api.url", Some(url.clone()), &mut errors);
+    let auth = confluent_auth(parsed, &mut errors);
+    let json = upper(parsed, "request.body.format") == "JSON";
+    let headers = confluent_headers(props, parsed, json, &mut errors);
+    let codes = parsed
+        .get_string("retry.on.status.codes")
+        .unwrap_or_default();
+    let retry_codes = status_ranges(&codes).unwrap_or_else(|e| {
+        errors.push(invalid("retry.on.status.codes", &codes, &e));
+        Vec::new()
+    });
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // `batch.json.as.array` frames a batch as a JSON array, whatever the framing keys say.
     let array = json && parsed.get_bool("batch.json.as.array").unwrap_or(false);
-    let proxy_host = present(parsed, "http.proxy.host");
-    let pick = |key: &str, options: [(&str, OnNull); 4]| {
-        let v = upper(parsed, key);
-        options
-            .iter()
-            .find(|(n, _)| *n == v)
-            .map(|(_, o)| *o)
-            .unwrap_or(OnNull::Ignore)
+    let framing = |key: &str, default: &str, in_array: &str| {
+        if array {
+            in_array.to_string()
+        } else {
+            props
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| default.to_string())
+        }
     };
+    let (on_error, on_null) = confluent_behaviors(parsed);
     Ok(Settings {
         flavor: Flavor::Confluent,
         url,
@@ -571,47 +581,24 @@ fn confluent(props: &Props, parsed: &ParsedConfig) -> Result<Settings, Vec<(Stri
         headers,
         auth,
         batch_max: int(parsed, "batch.max.size").max(1) as usize,
-        prefix: if array {
-            "[".into()
-        } else {
-            raw("batch.prefix", "")
-        },
-        suffix: if array {
-            "]".into()
-        } else {
-            raw("batch.suffix", "")
-        },
-        separator: if array {
-            ",".into()
-        } else {
-            raw("batch.separator", ",")
-        },
+        prefix: framing("batch.prefix", "", "["),
+        suffix: framing("batch.suffix", "", "]"),
+        separator: framing("batch.separator", ",", ","),
         body: if json {
             BodyFormat::Json
         } else {
             BodyFormat::String
         },
         decimal_format: DecimalFormat::Base64,
-        on_error: match upper(parsed, "behavior.on.error").as_str() {
-            "LOG" => OnError::Log,
-            "IGNORE" => OnError::Ignore,
-            _ => OnError::Fail,
-        },
-        on_null: pick(
-            "behavior.on.null.values",
-            [
-                ("IGNORE", OnNull::Ignore),
-                ("LOG", OnNull::Log),
-                ("FAIL", OnNull::Fail),
-                ("DELETE", OnNull::Delete),
-            ],
-        ),
+        on_error,
+        on_null,
         max_retries: int(parsed, "max.retries").max(0) as u32,
         backoff: millis(parsed, "retry.backoff.ms"),
         retry_codes,
         connect_timeout: millis(parsed, "http.connect.timeout.ms"),
         request_timeout: millis(parsed, "http.request.timeout.ms"),
-        proxy: proxy_host.map(|h| format!("{h}:{}", int(parsed, "http.proxy.port"))),
+        proxy: present(parsed, "http.proxy.host")
+            .map(|h| format!("{h}:{}", int(parsed, "http.proxy.port"))),
         trust_all: false,
     })
 }
