@@ -757,3 +757,23 @@ async fn the_binary_honours_http_proxy_and_no_proxy() {
     );
     bin.terminate();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_handed_over_again_skips_what_was_delivered() {
+    // The second request of the batch meets a 503 with no retries left: the worker hands the batch over
+    // again, and only what was not delivered is sent.
+    let (e, lines, f) = setup(6, CONFLUENT, |e| {
+        e.with(|b| b.script.extend([(200, None), (503, None)]));
+        json!({"http.api.url": e.url("/again"), "batch.max.size": "2", "max.retries": "0",
+            "retry.backoff.ms": "10"})
+    })
+    .await;
+    let split = |b: &str| b.split(',').map(str::to_string).collect::<Vec<_>>();
+    let got = wait_delivered(&e, split, &lines).await;
+    assert_eq!(got, lines, "nothing sent twice");
+    assert_eq!(e.seen(None).iter().filter(|s| s.status == 503).count(), 1);
+    wait_until("everything committed", || async {
+        committed(&f.w, "s").await == Some(6)
+    })
+    .await;
+}
