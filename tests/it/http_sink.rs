@@ -53,6 +53,7 @@ struct Endpoint {
     state: Arc<Mutex<Behaviour>>,
     stop: Option<tokio::sync::watch::Sender<bool>>,
     served: Option<tokio::task::JoinHandle<()>>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 fn answer(state: &Mutex<Behaviour>, mut seen: Seen) -> warp::reply::Response {
@@ -88,10 +89,41 @@ fn answer(state: &Mutex<Behaviour>, mut seen: Seen) -> warp::reply::Response {
 
 impl Endpoint {
     async fn start() -> Endpoint {
-        Self::start_on("127.0.0.1:0".parse().unwrap(), Arc::default()).await
+        Self::start_on("127.0.0.1:0".parse().unwrap(), Arc::default(), None).await
     }
 
-    async fn start_on(addr: SocketAddr, state: Arc<Mutex<Behaviour>>) -> Endpoint {
+    /// An HTTPS endpoint with a self-signed certificate for 127.0.0.1, offering HTTP/2 and HTTP/1.1.
+    async fn start_tls() -> Endpoint {
+        let key = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+        let chain = vec![key.cert.der().clone()];
+        let private =
+            rustls_pki_types::PrivateKeyDer::Pkcs8(key.signing_key.serialize_der().into());
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, private)
+        .unwrap();
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let tls = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        Self::start_on("127.0.0.1:0".parse().unwrap(), Arc::default(), Some(tls)).await
+    }
+
+    fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    async fn start_on(
+        addr: SocketAddr,
+        state: Arc<Mutex<Behaviour>>,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> Endpoint {
         let listener = tokio::net::TcpListener::bind(addr).await.expect("bind");
         let addr = listener.local_addr().unwrap();
         let shared = state.clone();
@@ -131,18 +163,22 @@ impl Endpoint {
             .unify();
         let (tx, rx) = tokio::sync::watch::channel(false);
         let served = tokio::spawn(liteconnect::security::server::serve(
-            listener, None, filter, rx,
+            listener,
+            tls.clone(),
+            filter,
+            rx,
         ));
         Endpoint {
             addr,
             state,
             stop: Some(tx),
             served: Some(served),
+            tls,
         }
     }
 
     fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        format!("{}://{}{path}", self.scheme(), self.addr)
     }
 
     /// Stops serving: connections are closed and new ones refused.
@@ -157,7 +193,7 @@ impl Endpoint {
 
     /// Serves again on the same port, with the same records.
     async fn up(&mut self) {
-        let again = Endpoint::start_on(self.addr, self.state.clone()).await;
+        let again = Endpoint::start_on(self.addr, self.state.clone(), self.tls.clone()).await;
         *self = again;
     }
 
@@ -776,4 +812,54 @@ async fn a_batch_handed_over_again_skips_what_was_delivered() {
         committed(&f.w, "s").await == Some(6)
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_http2_when_the_server_offers_it() {
+    let e = Endpoint::start_tls().await;
+    let lines = numbered("tls", 3);
+    let f = Fixture::start().await;
+    append_lines(&f.input, lines.iter().cloned());
+    f.w.create(file_source("src", &f.input, "t")).await;
+    // A self-signed certificate: accepted only with http.ssl.trust.all.certs.
+    f.w.create(sink(
+        "strict",
+        AIVEN,
+        json!({"http.url": e.url("/strict"), "http.authorization.type": "none",
+        "max.retries": "0", "retry.backoff.ms": "10"}),
+    ))
+    .await;
+    let trace = wait_for(
+        "the strict sink to report the certificate",
+        DEADLINE,
+        || async {
+            let t = f.w.status("strict").await["tasks"][0]["trace"].clone();
+            t.as_str().map(str::to_string)
+        },
+    )
+    .await;
+    assert!(
+        trace.contains("certificate") || trace.contains("Certificate"),
+        "{trace}"
+    );
+    f.w.create(sink(
+        "trusting",
+        AIVEN,
+        json!({"http.url": e.url("/tls"), "http.authorization.type": "none",
+        "http.ssl.trust.all.certs": "true"}),
+    ))
+    .await;
+    assert_eq!(wait_delivered(&e, one, &lines).await, lines);
+    let seen = e.seen(None);
+    assert!(
+        seen.iter().all(|s| s.path == "/tls"),
+        "nothing passed the strict sink"
+    );
+    // An HTTP/2 request carries its authority in a pseudo-header: no Host header reaches the handler (over
+    // HTTP/1.1 reqwest always sends one).
+    assert!(
+        seen.iter().all(|s| s.header("host").is_none()),
+        "{:?}",
+        seen[0].headers
+    );
 }
