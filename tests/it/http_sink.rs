@@ -357,11 +357,10 @@ async fn aiven_batches_with_prefix_suffix_and_separator() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn confluent_batches_json_arrays_to_a_topic_url_with_basic_auth() {
     let (e, lines, _f) = setup(12, CONFLUENT, |e| {
-        json!({
-            "http.api.url": e.url("/topics/${topic}"), "request.method": "PUT",
-            "headers": "X-Trace:abc|Accept:text/plain", "auth.type": "BASIC",
-            "connection.user": "alice", "connection.password": "wonder", "request.body.format": "json",
-            "batch.max.size": "5", "batch.json.as.array": "true"})
+        let url = e.url("/topics/${topic}");
+        json!({"http.api.url": url, "request.method": "PUT", "headers": "X-Trace:abc|Accept:text/plain",
+            "auth.type": "BASIC", "connection.user": "alice", "connection.password": "wonder",
+            "request.body.format": "json", "batch.max.size": "5", "batch.json.as.array": "true"})
     })
     .await;
     let array = |b: &str| -> Vec<String> {
