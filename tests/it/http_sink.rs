@@ -862,3 +862,57 @@ async fn https_with_http2_when_the_server_offers_it() {
         seen[0].headers
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn confluent_refused_batch_sends_all_its_records_to_the_dlq() {
+    let e = Endpoint::start().await;
+    e.with(|b| b.refuse = Some("bad"));
+    let input: Vec<String> = ["a", "bad", "c", "d", "e", "f"].map(String::from).to_vec();
+    let f = pipeline(
+        &input,
+        sink(
+            "b",
+            CONFLUENT,
+            json!({"http.api.url": e.url("/b"), "batch.max.size": "3",
+        "retry.on.status.codes": "500-", "max.retries": "0", "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": "dlq"}),
+        ),
+    )
+    .await;
+    let dlq = f.dir.path().join("dlq.txt");
+    f.w.create(file_sink("dlq-reader", &dlq, "dlq")).await;
+    wait_until("every record settled", || async {
+        committed(&f.w, "b").await == Some(6)
+    })
+    .await;
+    // Batches follow what the worker hands over; whatever they were, the refused one went to the DLQ whole.
+    let delivered: Vec<String> = e
+        .delivered()
+        .iter()
+        .flat_map(|b| b.split(',').map(String::from).collect::<Vec<_>>())
+        .collect();
+    wait_until("the DLQ written", || async {
+        lines(&dlq).len() + delivered.len() == 6
+    })
+    .await;
+    let in_dlq = lines(&dlq);
+    assert!(
+        in_dlq.contains(&"bad".to_string()) && !delivered.contains(&"bad".to_string()),
+        "{in_dlq:?} {delivered:?}"
+    );
+    let refused: Vec<String> = e
+        .seen(None)
+        .iter()
+        .filter(|s| s.status == 400)
+        .flat_map(|s| s.body.split(',').map(String::from).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(
+        in_dlq, refused,
+        "the refused request's records, all of them"
+    );
+    let mut all: Vec<String> = delivered.iter().chain(in_dlq.iter()).cloned().collect();
+    all.sort();
+    let mut expected = input.clone();
+    expected.sort();
+    assert_eq!(all, expected, "each record delivered or in the DLQ, once");
+}
