@@ -723,6 +723,10 @@ async fn the_binary_killed_mid_batch_resends_from_the_last_commit() {
     .await;
     bin.kill();
     let at_kill = e.delivered().len();
+    assert!(
+        at_kill < expected.len() / 50,
+        "killed before the last batch ({at_kill} batches)"
+    );
     let bin = start_binary(dir.path(), &[]);
     bin.healthy_api().await;
     let got = wait_for(
