@@ -128,6 +128,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(VerifiableSource),
         Arc::new(KafkaSink),
         Arc::new(MirrorSource),
+        Arc::new(crate::connectors::http::sink::AivenHttpSink),
+        Arc::new(crate::connectors::http::sink::ConfluentHttpSink),
     ]
     .into_iter()
     .map(PluginDesc::connector)

@@ -7,6 +7,7 @@ mod concurrency;
 mod edges;
 mod errors;
 mod faults;
+mod http_sink;
 mod kafka;
 mod kafka_security;
 mod kip980;

@@ -122,7 +122,8 @@ async fn unknown_connector_class_names_the_installed_classes_briefly() {
         "{message}"
     );
     assert!(!message.contains("PluginDesc"), "{message}");
-    assert!(message.len() < 600, "{} bytes: {message}", message.len());
+    // Brief: class names only, not Kafka's kilobytes of PluginDesc dumps (room for the connectors to come).
+    assert!(message.len() < 2000, "{} bytes: {message}", message.len());
 
     let (s, validated) = w
         .put(

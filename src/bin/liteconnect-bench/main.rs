@@ -13,6 +13,7 @@ mod baseline;
 mod durability;
 mod footprint;
 mod group_commit;
+mod http_sink;
 mod log;
 mod pipeline;
 mod report;
@@ -58,6 +59,8 @@ enum Scenario {
     Durability,
     /// Cost per record of a small pipeline against a large one.
     Scale,
+    /// A file source into the log and the HTTP sink out of it, batching on and off.
+    HttpSink,
 }
 
 impl Scenario {
@@ -77,6 +80,7 @@ impl Scenario {
             Scenario::Footprint => footprint::scenario(ctx, rows).await,
             Scenario::Durability => durability::scenario(ctx, rows).await,
             Scenario::Scale => scale::scenario(ctx, rows).await,
+            Scenario::HttpSink => http_sink::scenario(ctx, rows).await,
         }
     }
 }

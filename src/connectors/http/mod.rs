@@ -1,0 +1,3 @@
+//! Connectors that talk HTTP.
+
+pub mod sink;
