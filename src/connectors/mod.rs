@@ -6,6 +6,7 @@
 
 pub mod file;
 pub mod kafka;
+pub mod spooldir;
 pub mod verifiable;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,665 @@
+//! The SpoolDir connectors' config keys, defaults and messages, and the typed task config.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use regex::Regex;
+
+use super::schema_json;
+use crate::config::def::{
+    ConfigDef, ConfigKey, ConfigType, ConfigValue, DefaultValue, Importance, ParsedConfig,
+    Validator,
+};
+use crate::connectors::{Props, TaskError};
+use crate::data::SchemaRef;
+use crate::transforms::datefmt::DateFormat;
+
+pub const TOPIC: &str = "topic";
+pub const BATCH_SIZE: &str = "batch.size";
+pub const EMPTY_POLL_WAIT_MS: &str = "empty.poll.wait.ms";
+pub const CLEANUP_POLICY: &str = "cleanup.policy";
+pub const INPUT_PATH: &str = "input.path";
+pub const FINISHED_PATH: &str = "finished.path";
+pub const ERROR_PATH: &str = "error.path";
+pub const INPUT_FILE_PATTERN: &str = "input.file.pattern";
+pub const HALT_ON_ERROR: &str = "halt.on.error";
+pub const FILE_MINIMUM_AGE_MS: &str = "file.minimum.age.ms";
+pub const PROCESSING_FILE_EXTENSION: &str = "processing.file.extension";
+pub const TIMESTAMP_MODE: &str = "timestamp.mode";
+pub const FILE_SORT_ATTRIBUTES: &str = "files.sort.attributes";
+pub const TASK_INDEX: &str = "task.index";
+pub const TASK_COUNT: &str = "task.count";
+pub const TASK_PARTITIONER: &str = "task.partitioner";
+pub const WALK_RECURSIVELY: &str = "input.path.walk.recursively";
+pub const MAINTAIN_RELATIVE_PATH: &str = "cleanup.policy.maintain.relative.path";
+pub const FILE_BUFFER_SIZE: &str = "file.buffer.size.bytes";
+pub const KEY_SCHEMA: &str = "key.schema";
+pub const VALUE_SCHEMA: &str = "value.schema";
+pub const SCHEMA_GENERATION_ENABLED: &str = "schema.generation.enabled";
+pub const SCHEMA_GENERATION_KEY_FIELDS: &str = "schema.generation.key.fields";
+pub const SCHEMA_GENERATION_KEY_NAME: &str = "schema.generation.key.name";
+pub const SCHEMA_GENERATION_VALUE_NAME: &str = "schema.generation.value.name";
+pub const TIMESTAMP_FIELD: &str = "timestamp.field";
+pub const DATE_FORMATS: &str = "parser.timestamp.date.formats";
+pub const TIMEZONE: &str = "parser.timestamp.timezone";
+pub const FILE_CHARSET: &str = "file.charset";
+pub const CSV_SKIP_LINES: &str = "csv.skip.lines";
+pub const CSV_SEPARATOR_CHAR: &str = "csv.separator.char";
+pub const CSV_QUOTE_CHAR: &str = "csv.quote.char";
+pub const CSV_ESCAPE_CHAR: &str = "csv.escape.char";
+pub const CSV_STRICT_QUOTES: &str = "csv.strict.quotes";
+pub const CSV_IGNORE_LEADING_WHITESPACE: &str = "csv.ignore.leading.whitespace";
+pub const CSV_IGNORE_QUOTATIONS: &str = "csv.ignore.quotations";
+pub const CSV_KEEP_CARRIAGE_RETURN: &str = "csv.keep.carriage.return";
+pub const CSV_VERIFY_READER: &str = "csv.verify.reader";
+pub const CSV_NULL_FIELD_INDICATOR: &str = "csv.null.field.indicator";
+pub const CSV_FIRST_ROW_AS_HEADER: &str = "csv.first.row.as.header";
+pub const CSV_CHARSET: &str = "csv.file.charset";
+pub const CSV_CASE_SENSITIVE_FIELD_NAMES: &str = "csv.case.sensitive.field.names";
+pub const CSV_RFC_4180_PARSER: &str = "csv.rfc.4180.parser.enabled";
+
+const CLEANUP_POLICIES: [&str; 4] = ["NONE", "DELETE", "MOVE", "MOVEBYDATE"];
+const TIMESTAMP_MODES: [&str; 3] = ["FIELD", "FILE_TIME", "PROCESS_TIME"];
+const FILE_ATTRIBUTES: [&str; 6] = [
+    "NameAsc",
+    "NameDesc",
+    "LengthAsc",
+    "LengthDesc",
+    "LastModifiedAsc",
+    "LastModifiedDesc",
+];
+const NULL_FIELD_INDICATORS: [&str; 4] = ["EMPTY_SEPARATORS", "EMPTY_QUOTES", "BOTH", "NEITHER"];
+
+/// Which of the four formats a connector reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// `SpoolDirCsvSourceConnector`.
+    Csv,
+    /// `SpoolDirJsonSourceConnector`.
+    Json,
+    /// `SpoolDirLineDelimitedSourceConnector`.
+    Lines,
+    /// `SpoolDirSchemaLessJsonSourceConnector`.
+    SchemaLessJson,
+}
+
+impl Format {
+    /// Whether the format reads values into `key.schema`/`value.schema` structs.
+    pub fn has_schemas(self) -> bool {
+        matches!(self, Format::Csv | Format::Json)
+    }
+}
+
+/// `ValidEnum`'s message, as the original's connect-utils words it.
+fn valid_enum(class: &'static str, values: &'static [&'static str]) -> Validator {
+    Validator::Custom(Arc::new(move |_, value| match value {
+        ConfigValue::String(s) if values.contains(&s.as_str()) => Ok(()),
+        ConfigValue::List(items) => match items.iter().find(|i| !values.contains(&i.as_str())) {
+            None => Ok(()),
+            Some(bad) => Err(enum_message(bad, class, values)),
+        },
+        other => Err(enum_message(
+            &other.render().unwrap_or_else(|| "null".into()),
+            class,
+            values,
+        )),
+    }))
+}
+
+fn enum_message(value: &str, class: &str, values: &[&str]) -> String {
+    format!(
+        "'{value}' is not a valid value for {class}. Valid values are {}.",
+        values.join(", ")
+    )
+}
+
+/// The path checks of connect-utils' `ValidDirectoryWritable` that need no file system access: set and
+/// absolute. Whether the directory exists and is writable is checked when a task starts.
+fn absolute_path() -> Validator {
+    Validator::Custom(Arc::new(|key, value| {
+        let text = match value {
+            ConfigValue::String(s) => s.as_str(),
+            _ => "",
+        };
+        if text.is_empty() {
+            return Err(format!("'{key}' cannot be null or empty."));
+        }
+        if !Path::new(text).is_absolute() {
+            return Err(format!("'{key}'({text}) is not an absolute path."));
+        }
+        Ok(())
+    }))
+}
+
+fn regex_validator() -> Validator {
+    Validator::Custom(Arc::new(|_, value| match value {
+        ConfigValue::String(s) => Regex::new(&format!("^(?:{s})$"))
+            .map(|_| ())
+            .map_err(|e| format!("Invalid regex: {e}")),
+        _ => Ok(()),
+    }))
+}
+
+fn charset_validator() -> Validator {
+    Validator::Custom(Arc::new(|key, value| match value {
+        ConfigValue::String(s) if Charset::named(s).is_some() => Ok(()),
+        other => Err(format!(
+            "Charset '{}' is invalid for {key}",
+            other.render().unwrap_or_default()
+        )),
+    }))
+}
+
+fn key(
+    name: &str,
+    config_type: ConfigType,
+    default: DefaultValue,
+    importance: Importance,
+    doc: &str,
+) -> ConfigKey {
+    ConfigKey::new(name, config_type, default, importance, doc)
+}
+
+fn value(v: &str) -> DefaultValue {
+    DefaultValue::Value(v.into())
+}
+
+/// The keys every SpoolDir connector has (`AbstractSourceConnectorConfig`).
+fn common_def() -> ConfigDef {
+    use ConfigType::*;
+    use Importance::*;
+    ConfigDef::new()
+        .define(key(TOPIC, String, DefaultValue::Required, High, "The Kafka topic to write the data to.").validator(Validator::NonEmptyString))
+        .define(key(BATCH_SIZE, Int, value("1000"), Low, "The number of records that should be returned with each batch.").validator(Validator::AtLeast(1.0)))
+        .define(key(EMPTY_POLL_WAIT_MS, Long, value("500"), Low, "The amount of time to wait if a poll returns an empty list of records.").validator(Validator::Between(1.0, i64::MAX as f64)))
+        .define(key(CLEANUP_POLICY, String, value("MOVE"), Medium, "Determines how the connector should cleanup the files that have been successfully processed. NONE leaves the files in place which could cause them to be reprocessed if the connector is restarted. DELETE removes the file from the filesystem. MOVE will move the file to a finished directory. MOVEBYDATE will move the file to a finished directory with subdirectories by date").validator(valid_enum("CleanupPolicy", &CLEANUP_POLICIES)))
+        .define(key(INPUT_PATH, String, DefaultValue::Required, High, "The directory to read files that will be processed. This directory must exist and be writable by the user running Kafka Connect.").validator(absolute_path()))
+        .define(key(FINISHED_PATH, String, value(""), High, "The directory to place files that have been successfully processed. This directory must exist and be writable by the user running Kafka Connect."))
+        .define(key(ERROR_PATH, String, DefaultValue::Required, High, "The directory to place files in which have error(s). This directory must exist and be writable by the user running Kafka Connect.").validator(absolute_path()))
+        .define(key(INPUT_FILE_PATTERN, String, DefaultValue::Required, High, "Regular expression to check input file names against. This expression must match the entire filename. The equivalent of Matcher.matches().").validator(regex_validator()))
+        .define(key(HALT_ON_ERROR, Boolean, value("true"), High, "Should the task halt when it encounters an error or continue to the next file."))
+        .define(key(FILE_MINIMUM_AGE_MS, Long, value("0"), Low, "The amount of time in milliseconds after the file was last written to before the file can be processed.").validator(Validator::AtLeast(0.0)))
+        .define(key(PROCESSING_FILE_EXTENSION, String, value(".PROCESSING"), Low, "Before a file is processed, a flag is created in its directory to indicate the file is being handled. The flag file has the same name as the file, but with this property appended as a suffix.").validator(Validator::Custom(Arc::new(|_, v| match v {
+            ConfigValue::String(s) if s.char_indices().any(|(i, c)| c == '.' && i + 1 < s.len()) => Ok(()),
+            other => Err(format!("'{}' does not match pattern '^.*\\..+$'.", other.render().unwrap_or_default())),
+        }))))
+        .define(key(TIMESTAMP_MODE, String, value("PROCESS_TIME"), Medium, "Determines how the connector will set the timestamp for the ConnectRecord. If set to `Field` then the timestamp will be read from a field in the value. This field cannot be optional and must be a Timestamp. Specify the field  in `timestamp.field`. If set to `FILE_TIME` then the last modified time of the file will be used. If set to `PROCESS_TIME` the time the record is read will be used.").validator(valid_enum("TimestampMode", &TIMESTAMP_MODES)))
+        .define(key(FILE_SORT_ATTRIBUTES, List, value("NameAsc"), Low, "The attributes each file will use to determine the sort order. `Name` is name of the file. `Length` is the length of the file preferring larger files first. `LastModified` is the LastModified attribute of the file preferring older files first.").validator(valid_enum("FileAttribute", &FILE_ATTRIBUTES)))
+        .define(key(TASK_INDEX, Int, value("0"), Low, "Internal setting to the connector used to instruct a task on which files to select. The connector will override this setting.").validator(Validator::AtLeast(0.0)))
+        .define(key(TASK_COUNT, Int, value("1"), Low, "Internal setting to the connector used to instruct a task on which files to select. The connector will override this setting.").validator(Validator::AtLeast(1.0)))
+        .define(key(TASK_PARTITIONER, String, value("ByName"), Medium, "The task partitioner implementation is used when the connector is configured to use more than one task. This is used by each task to identify which files will be processed by that task. This ensures that each file is only assigned to one task.").validator(valid_enum("TaskPartitioner", &["ByName"])))
+        .define(key(WALK_RECURSIVELY, Boolean, value("false"), Low, "If enabled, any sub-directories dropped under `input.path` will be recursively walked looking for files matching the configured `input.file.pattern`. After processing is complete the discovered sub directory structure (as well as files within them) will handled according to the configured `cleanup.policy` (i.e. moved or deleted etc). For each discovered file, the walked sub-directory path will be set as a header named `file.relative.path`"))
+        .define(key(MAINTAIN_RELATIVE_PATH, Boolean, value("false"), Low, "If `input.path.walk.recursively` is enabled in combination with this flag being `true`, the walked sub-directories which contained files will be retained as-is under the `input.path`. The actual files within the sub-directories will moved (with a copy of the sub-dir structure) or deleted as per the `cleanup.policy` defined, but the parent sub-directory structure will remain."))
+        .define(key(FILE_BUFFER_SIZE, Int, value("131072"), Low, "The size of buffer for the BufferedInputStream that will be used to interact with the file system.").validator(Validator::AtLeast(1.0)))
+}
+
+/// The schema keys of the CSV and JSON connectors (`AbstractSpoolDirSourceConnectorConfig`).
+fn schema_def(def: ConfigDef) -> ConfigDef {
+    use ConfigType::*;
+    use Importance::*;
+    def.define(key(KEY_SCHEMA, String, value(""), High, "The schema for the key written to Kafka."))
+        .define(key(VALUE_SCHEMA, String, value(""), High, "The schema for the value written to Kafka."))
+        .define(key(SCHEMA_GENERATION_ENABLED, Boolean, value("false"), Medium, "Flag to determine if schemas should be dynamically generated. If set  to true, `key.schema` and `value.schema` can be omitted, but `schema.generation.key.name` and `schema.generation.value.name` must be set."))
+        .define(key(SCHEMA_GENERATION_KEY_FIELDS, List, value(""), Medium, "The field(s) to use to build a key schema. This is only used during schema generation."))
+        .define(key(SCHEMA_GENERATION_KEY_NAME, String, value("com.github.jcustenborder.kafka.connect.model.Key"), Medium, "The name of the generated key schema."))
+        .define(key(SCHEMA_GENERATION_VALUE_NAME, String, value("com.github.jcustenborder.kafka.connect.model.Value"), Medium, "The name of the generated value schema."))
+        .define(key(TIMEZONE, String, value("UTC"), Low, "The timezone that all of the dates will be parsed with.").validator(Validator::Custom(Arc::new(|_, v| match v {
+            ConfigValue::String(s) if utc_like(s) => Ok(()),
+            _ => Err("only UTC (or GMT) is supported".into()),
+        }))))
+        .define(key(DATE_FORMATS, List, value("yyyy-MM-dd'T'HH:mm:ss,yyyy-MM-dd' 'HH:mm:ss"), Low, "The date formats that are expected in the file. This is a list of strings that will be used to parse the date fields in order. The most accurate date format should be the first in the list. Take a look at the Java documentation for more info. https://docs.oracle.com/javase/6/docs/api/java/text/SimpleDateFormat.html").validator(Validator::Custom(Arc::new(|_, v| match v {
+            ConfigValue::List(items) => items.iter().try_for_each(|p| DateFormat::new(p).map(|_| ())),
+            _ => Ok(()),
+        }))))
+        .define(key(TIMESTAMP_FIELD, String, value(""), Medium, "The field in the value schema that will contain the parsed timestamp for the record. This field cannot be marked as optional and must be a Timestamp"))
+}
+
+fn utc_like(zone: &str) -> bool {
+    matches!(zone, "UTC" | "GMT" | "Z" | "UT" | "Etc/UTC" | "Etc/GMT")
+}
+
+fn charset_key(name: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::String,
+        value("UTF-8"),
+        Importance::Low,
+        "Character set to read wth file with.",
+    )
+    .validator(charset_validator())
+}
+
+fn int_char(name: &str, default: u8, doc: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::Int,
+        value(&default.to_string()),
+        Importance::Low,
+        doc,
+    )
+    .validator(Validator::Between(0.0, 127.0))
+}
+
+fn flag(name: &str, default: bool, doc: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::Boolean,
+        value(if default { "true" } else { "false" }),
+        Importance::Low,
+        doc,
+    )
+}
+
+/// The CSV connector's own keys (`SpoolDirCsvSourceConnectorConfig`).
+fn csv_def(def: ConfigDef) -> ConfigDef {
+    def.define(key(CSV_SKIP_LINES, ConfigType::Int, value("0"), Importance::Low, "Number of lines to skip in the beginning of the file.").validator(Validator::AtLeast(0.0)))
+        .define(int_char(CSV_SEPARATOR_CHAR, b',', "The character that separates each field in the form of an integer. Typically in a CSV this is a ,(44) character. A TSV would use a tab(9) character. If `csv.separator.char` is defined as a null(0), then the RFC 4180 parser must be utilized by default. This is the equivalent of `csv.rfc.4180.parser.enabled = true`."))
+        .define(int_char(CSV_QUOTE_CHAR, b'"', "The character that is used to quote a field. This typically happens when the csv.separator.char character is within the data."))
+        .define(int_char(CSV_ESCAPE_CHAR, b'\\', "The character as an integer to use when a special character is encountered. The default escape character is typically a \\(92)"))
+        .define(flag(CSV_STRICT_QUOTES, false, "Sets the strict quotes setting - if true, characters outside the quotes are ignored."))
+        .define(flag(CSV_IGNORE_LEADING_WHITESPACE, true, "Sets the ignore leading whitespace setting - if true, white space in front of a quote in a field is ignored."))
+        .define(flag(CSV_IGNORE_QUOTATIONS, false, "Sets the ignore quotations mode - if true, quotations are ignored."))
+        .define(flag(CSV_KEEP_CARRIAGE_RETURN, false, "Flag to determine if the carriage return at the end of the line should be maintained."))
+        .define(flag(CSV_VERIFY_READER, true, "Flag to determine if the reader should be verified."))
+        .define(key(CSV_NULL_FIELD_INDICATOR, ConfigType::String, value("NEITHER"), Importance::Low, "Indicator to determine how the CSV Reader can determine if a field is null. Valid values are EMPTY_SEPARATORS, EMPTY_QUOTES, BOTH, NEITHER. For more information see http://opencsv.sourceforge.net/apidocs/com/opencsv/enums/CSVReaderNullFieldIndicator.html.").validator(valid_enum("CSVReaderNullFieldIndicator", &NULL_FIELD_INDICATORS)))
+        .define(key(CSV_FIRST_ROW_AS_HEADER, ConfigType::Boolean, value("false"), Importance::Medium, "Flag to indicate if the fist row of data contains the header of the file. If true the position of the columns will be determined by the first row to the CSV. The column position will be inferred from the position of the schema supplied in `value.schema`. If set to true the number of columns must be greater than or equal to the number of fields in the schema."))
+        .define(charset_key(CSV_CHARSET))
+        .define(flag(CSV_CASE_SENSITIVE_FIELD_NAMES, false, "Flag to determine if the field names in the header row should be treated as case sensitive."))
+        .define(flag(CSV_RFC_4180_PARSER, false, "Flag to determine if the RFC 4180 parser should be used instead of the default parser."))
+}
+
+/// The config definition of a format's connector.
+pub fn config_def(format: Format) -> ConfigDef {
+    let common = common_def();
+    match format {
+        Format::Csv => csv_def(schema_def(common)),
+        Format::Json => schema_def(common),
+        Format::Lines | Format::SchemaLessJson => common.define(charset_key(FILE_CHARSET)),
+    }
+}
+
+/// The character sets files may be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charset {
+    /// UTF-8 (invalid sequences are an error).
+    Utf8,
+    /// ISO-8859-1: every byte is the code point of the same number.
+    Latin1,
+    /// US-ASCII (bytes over 127 are an error).
+    Ascii,
+}
+
+impl Charset {
+    /// The charset a Java name (or common alias) names.
+    pub fn named(name: &str) -> Option<Charset> {
+        match name.to_ascii_uppercase().replace('_', "-").as_str() {
+            "UTF-8" | "UTF8" => Some(Charset::Utf8),
+            "ISO-8859-1" | "ISO8859-1" | "LATIN1" | "ISO-LATIN-1" => Some(Charset::Latin1),
+            "US-ASCII" | "ASCII" => Some(Charset::Ascii),
+            _ => None,
+        }
+    }
+
+    /// Decodes bytes of this charset.
+    pub fn decode(self, bytes: &[u8]) -> Result<String, String> {
+        match self {
+            Charset::Utf8 => std::str::from_utf8(bytes)
+                .map(str::to_string)
+                .map_err(|e| format!("Input is not valid UTF-8: {e}")),
+            Charset::Latin1 => Ok(bytes.iter().map(|&b| b as char).collect()),
+            Charset::Ascii => match bytes.iter().position(|b| *b > 127) {
+                None => Ok(bytes.iter().map(|&b| b as char).collect()),
+                Some(i) => Err(format!("Input is not US-ASCII: byte {} at {i}", bytes[i])),
+            },
+        }
+    }
+}
+
+/// How finished files are handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CleanupPolicy {
+    None,
+    Delete,
+    Move,
+    MoveByDate,
+}
+
+/// Where a record's timestamp comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimestampMode {
+    Field,
+    FileTime,
+    ProcessTime,
+}
+
+/// What a null field in a CSV row looks like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NullIndicator {
+    /// Empty fields are null.
+    Empty,
+    /// No field is null.
+    Neither,
+}
+
+/// The CSV parser settings.
+#[derive(Clone, Debug)]
+pub struct CsvSettings {
+    pub skip_lines: usize,
+    pub separator: u8,
+    pub quote: u8,
+    pub escape: Option<u8>,
+    pub ignore_quotations: bool,
+    pub ignore_leading_whitespace: bool,
+    pub keep_carriage_return: bool,
+    pub null_indicator: NullIndicator,
+    pub first_row_as_header: bool,
+    pub case_sensitive_field_names: bool,
+}
+
+/// The schema settings of the CSV and JSON connectors.
+#[derive(Clone, Debug)]
+pub struct SchemaSettings {
+    pub key_schema: Option<SchemaRef>,
+    pub value_schema: Option<SchemaRef>,
+    pub generation_enabled: bool,
+    pub key_fields: Vec<String>,
+    pub key_name: String,
+    pub value_name: String,
+    pub timestamp_field: Option<String>,
+    pub date_formats: Vec<DateFormat>,
+}
+
+/// A task's typed config.
+#[derive(Clone, Debug)]
+pub struct SpoolConfig {
+    pub format: Format,
+    pub topic: String,
+    pub batch_size: usize,
+    pub empty_poll_wait_ms: u64,
+    pub cleanup: CleanupPolicy,
+    pub input_path: PathBuf,
+    pub finished_path: Option<PathBuf>,
+    pub error_path: PathBuf,
+    pub pattern: Regex,
+    pub halt_on_error: bool,
+    pub minimum_age_ms: i64,
+    pub processing_extension: String,
+    pub timestamp_mode: TimestampMode,
+    pub sort: Vec<String>,
+    pub task_index: u32,
+    pub task_count: u32,
+    pub walk_recursively: bool,
+    pub maintain_relative_path: bool,
+    pub charset: Charset,
+    pub schemas: Option<SchemaSettings>,
+    pub csv: Option<CsvSettings>,
+}
+
+fn string(parsed: &ParsedConfig, name: &str) -> String {
+    parsed.get_string(name).unwrap_or_default()
+}
+
+fn flag_of(parsed: &ParsedConfig, name: &str) -> bool {
+    parsed.get_bool(name).unwrap_or(false)
+}
+
+fn char_of(parsed: &ParsedConfig, name: &str) -> u8 {
+    parsed.get_int(name).unwrap_or(0) as u8
+}
+
+fn read_schema(parsed: &ParsedConfig, name: &str) -> Result<Option<SchemaRef>, String> {
+    let text = string(parsed, name);
+    if text.is_empty() {
+        return Ok(None);
+    }
+    schema_json::parse(&text)
+        .map(Some)
+        .map_err(|e| format!("Could not read schema from '{name}': {e}"))
+}
+
+impl SpoolConfig {
+    /// Parses and checks a connector or task config; the errors name their keys.
+    pub fn parse(format: Format, props: &Props) -> Result<SpoolConfig, Vec<(String, String)>> {
+        let parsed = config_def(format).parse(props).map_err(|errors| {
+            errors
+                .into_iter()
+                .map(|e| (key_named_in(&e, format), e))
+                .collect::<Vec<_>>()
+        })?;
+        let mut errors = Vec::new();
+        let config = Self::from_parsed(format, &parsed, &mut errors);
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn from_parsed(
+        format: Format,
+        parsed: &ParsedConfig,
+        errors: &mut Vec<(String, String)>,
+    ) -> SpoolConfig {
+        let cleanup = match string(parsed, CLEANUP_POLICY).as_str() {
+            "NONE" => CleanupPolicy::None,
+            "DELETE" => CleanupPolicy::Delete,
+            "MOVEBYDATE" => CleanupPolicy::MoveByDate,
+            _ => CleanupPolicy::Move,
+        };
+        let finished = string(parsed, FINISHED_PATH);
+        let finished_path = match cleanup {
+            CleanupPolicy::Move | CleanupPolicy::MoveByDate => {
+                if finished.is_empty() {
+                    errors.push((
+                        FINISHED_PATH.into(),
+                        format!("'{FINISHED_PATH}' cannot be null or empty."),
+                    ));
+                } else if !Path::new(&finished).is_absolute() {
+                    errors.push((
+                        FINISHED_PATH.into(),
+                        format!("'{FINISHED_PATH}'({finished}) is not an absolute path."),
+                    ));
+                }
+                Some(PathBuf::from(finished))
+            }
+            _ => None,
+        };
+        let timestamp_mode = match string(parsed, TIMESTAMP_MODE).as_str() {
+            "FIELD" => TimestampMode::Field,
+            "FILE_TIME" => TimestampMode::FileTime,
+            _ => TimestampMode::ProcessTime,
+        };
+        let pattern = Regex::new(&format!("^(?:{})$", string(parsed, INPUT_FILE_PATTERN)))
+            .unwrap_or_else(|_| Regex::new("^$").expect("a valid regex"));
+        let charset_key = if format == Format::Csv {
+            CSV_CHARSET
+        } else {
+            FILE_CHARSET
+        };
+        let charset = parsed
+            .get_string(charset_key)
+            .and_then(|c| Charset::named(&c))
+            .unwrap_or(Charset::Utf8);
+        let schemas = format
+            .has_schemas()
+            .then(|| schema_settings(parsed, timestamp_mode, errors));
+        let csv = (format == Format::Csv).then(|| csv_settings(parsed));
+        SpoolConfig {
+            format,
+            topic: string(parsed, TOPIC),
+            batch_size: parsed.get_int(BATCH_SIZE).unwrap_or(1000).max(1) as usize,
+            empty_poll_wait_ms: parsed.get_long(EMPTY_POLL_WAIT_MS).unwrap_or(500).max(1) as u64,
+            cleanup,
+            input_path: PathBuf::from(string(parsed, INPUT_PATH)),
+            finished_path,
+            error_path: PathBuf::from(string(parsed, ERROR_PATH)),
+            pattern,
+            halt_on_error: flag_of(parsed, HALT_ON_ERROR),
+            minimum_age_ms: parsed.get_long(FILE_MINIMUM_AGE_MS).unwrap_or(0),
+            processing_extension: string(parsed, PROCESSING_FILE_EXTENSION),
+            timestamp_mode,
+            sort: parsed.get_list(FILE_SORT_ATTRIBUTES),
+            task_index: parsed.get_int(TASK_INDEX).unwrap_or(0).max(0) as u32,
+            task_count: parsed.get_int(TASK_COUNT).unwrap_or(1).max(1) as u32,
+            walk_recursively: flag_of(parsed, WALK_RECURSIVELY),
+            maintain_relative_path: flag_of(parsed, MAINTAIN_RELATIVE_PATH),
+            charset,
+            schemas,
+            csv,
+        }
+    }
+}
+
+/// The key an error message of [`ConfigDef::parse`] is about (the first defined key it names).
+fn key_named_in(message: &str, format: Format) -> String {
+    config_def(format)
+        .keys()
+        .iter()
+        .map(|k| k.name.clone())
+        .filter(|k| {
+            message.contains(&format!("configuration {k}:"))
+                || message.contains(&format!("configuration \"{k}\""))
+                || message.contains(&format!("configuration {k} "))
+                || message.ends_with(&format!("configuration {k}"))
+        })
+        .max_by_key(|k| k.len())
+        .unwrap_or_default()
+}
+
+fn schema_settings(
+    parsed: &ParsedConfig,
+    timestamp_mode: TimestampMode,
+    errors: &mut Vec<(String, String)>,
+) -> SchemaSettings {
+    let mut schema = |name: &str| match read_schema(parsed, name) {
+        Ok(s) => s,
+        Err(e) => {
+            errors.push((name.into(), e));
+            None
+        }
+    };
+    let key_schema = schema(KEY_SCHEMA);
+    let value_schema = schema(VALUE_SCHEMA);
+    let generation_enabled = flag_of(parsed, SCHEMA_GENERATION_ENABLED);
+    let key_name = string(parsed, SCHEMA_GENERATION_KEY_NAME);
+    let value_name = string(parsed, SCHEMA_GENERATION_VALUE_NAME);
+    if !generation_enabled {
+        for (key, present) in [
+            (KEY_SCHEMA, key_schema.is_some()),
+            (VALUE_SCHEMA, value_schema.is_some()),
+        ] {
+            if !present && !errors.iter().any(|(k, _)| k == key) {
+                errors.push((
+                    key.into(),
+                    format!("'{key}' must be set if '{SCHEMA_GENERATION_ENABLED}' = false."),
+                ));
+            }
+        }
+    } else {
+        for (key, value) in [
+            (SCHEMA_GENERATION_KEY_NAME, &key_name),
+            (SCHEMA_GENERATION_VALUE_NAME, &value_name),
+        ] {
+            if value.is_empty() {
+                errors.push((
+                    key.into(),
+                    format!("'{key}' must be set if '{SCHEMA_GENERATION_ENABLED}' = true."),
+                ));
+            }
+        }
+    }
+    let timestamp_field = (timestamp_mode == TimestampMode::Field)
+        .then(|| check_timestamp_field(parsed, value_schema.as_ref(), errors))
+        .flatten();
+    SchemaSettings {
+        key_schema,
+        value_schema,
+        generation_enabled,
+        key_fields: parsed.get_list(SCHEMA_GENERATION_KEY_FIELDS),
+        key_name,
+        value_name,
+        timestamp_field,
+        date_formats: parsed
+            .get_list(DATE_FORMATS)
+            .iter()
+            .filter_map(|p| DateFormat::new(p).ok())
+            .collect(),
+    }
+}
+
+/// `timestamp.mode=FIELD` needs a required Timestamp field of the value schema (checked when the schema
+/// is given; a generated schema has only optional strings, so FIELD cannot work with it).
+fn check_timestamp_field(
+    parsed: &ParsedConfig,
+    value_schema: Option<&SchemaRef>,
+    errors: &mut Vec<(String, String)>,
+) -> Option<String> {
+    let field = string(parsed, TIMESTAMP_FIELD);
+    if field.is_empty() {
+        errors.push((TIMESTAMP_FIELD.into(), format!("When `{TIMESTAMP_MODE}` is set to `FIELD`, `{TIMESTAMP_FIELD}` must be set to a timestamp field. Cannot be null or empty.")));
+        return None;
+    }
+    let ok = value_schema.is_none_or(|schema| {
+        schema.field(&field).is_some_and(|f| {
+            !f.schema.optional
+                && f.schema.name.as_deref() == Some(crate::data::logical::TIMESTAMP_NAME)
+        })
+    });
+    if !ok {
+        errors.push((TIMESTAMP_FIELD.into(), format!("Field '{field}' must be present and set to a timestamp and cannot be optional. Example {{\"name\":\"org.apache.kafka.connect.data.Timestamp\",\"type\":\"INT64\",\"version\":1,\"isOptional\":false}}")));
+    }
+    Some(field)
+}
+
+fn csv_settings(parsed: &ParsedConfig) -> CsvSettings {
+    let escape = char_of(parsed, CSV_ESCAPE_CHAR);
+    let rfc = flag_of(parsed, CSV_RFC_4180_PARSER) || char_of(parsed, CSV_SEPARATOR_CHAR) == 0;
+    CsvSettings {
+        skip_lines: parsed.get_int(CSV_SKIP_LINES).unwrap_or(0).max(0) as usize,
+        separator: match char_of(parsed, CSV_SEPARATOR_CHAR) {
+            0 => b',',
+            c => c,
+        },
+        quote: char_of(parsed, CSV_QUOTE_CHAR),
+        // The RFC 4180 parser knows no escape character: quotes are doubled.
+        escape: (escape != 0 && !rfc).then_some(escape),
+        ignore_quotations: flag_of(parsed, CSV_IGNORE_QUOTATIONS),
+        ignore_leading_whitespace: flag_of(parsed, CSV_IGNORE_LEADING_WHITESPACE) && !rfc,
+        keep_carriage_return: flag_of(parsed, CSV_KEEP_CARRIAGE_RETURN),
+        null_indicator: match string(parsed, CSV_NULL_FIELD_INDICATOR).as_str() {
+            "NEITHER" => NullIndicator::Neither,
+            _ => NullIndicator::Empty,
+        },
+        first_row_as_header: flag_of(parsed, CSV_FIRST_ROW_AS_HEADER),
+        case_sensitive_field_names: flag_of(parsed, CSV_CASE_SENSITIVE_FIELD_NAMES),
+    }
+}
+
+/// Fails a task with every config error, each naming its key.
+pub fn task_error(errors: Vec<(String, String)>) -> TaskError {
+    TaskError::fatal(
+        errors
+            .into_iter()
+            .map(|(k, m)| format!("{k}: {m}"))
+            .collect::<Vec<_>>()
+            .join("; "),
+    )
+}
+
+/// The checks across keys that the definition cannot make (`finished.path` for MOVE, the schemas,
+/// `timestamp.field`), as (key, message); none while a key's own value is invalid.
+pub fn cross_key_errors(
+    format: Format,
+    config: &std::collections::BTreeMap<String, Option<String>>,
+) -> Vec<(String, String)> {
+    let props: Props = config
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.clone(), v)))
+        .collect();
+    let Ok(parsed) = config_def(format).parse(&props) else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    SpoolConfig::from_parsed(format, &parsed, &mut errors);
+    errors
+}
