@@ -93,3 +93,6 @@ fn task_configs(config: &Props, max_tasks: usize) -> Vec<Props> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
