@@ -21,7 +21,12 @@ struct Ctx {
 
 impl SourceTaskContext for Ctx {
     fn offset(&self, partition: &Json) -> Result<Option<Json>, TaskError> {
-        Ok(self.offsets.lock().unwrap().get(&partition.to_string()).cloned())
+        Ok(self
+            .offsets
+            .lock()
+            .unwrap()
+            .get(&partition.to_string())
+            .cloned())
     }
     fn wait(&self, _timeout: Duration) -> bool {
         true
@@ -106,7 +111,11 @@ fn drain(task: &mut SpoolTask, ctx: &Ctx) -> Vec<SourceRecord> {
 fn offsets(records: &[SourceRecord]) -> Vec<i64> {
     records
         .iter()
-        .map(|r| r.source_offset.as_ref().unwrap()["offset"].as_i64().unwrap())
+        .map(|r| {
+            r.source_offset.as_ref().unwrap()["offset"]
+                .as_i64()
+                .unwrap()
+        })
         .collect()
 }
 
@@ -131,7 +140,10 @@ fn csv_rows_count_lines_and_the_file_moves_only_after_commit() {
     let mut task = started(Format::Csv, &p, &ctx);
     let first = task.poll(&ctx).unwrap();
     assert_eq!(offsets(&first), [1, 2]);
-    assert!(exists(&d.input.join("a.csv.PROCESSING")), "flagged while read");
+    assert!(
+        exists(&d.input.join("a.csv.PROCESSING")),
+        "flagged while read"
+    );
     let second = task.poll(&ctx).unwrap();
     assert_eq!(offsets(&second), [3]);
     assert!(
@@ -167,7 +179,10 @@ fn csv_rows_count_lines_and_the_file_moves_only_after_commit() {
         header("file.name.without.extension"),
         Some(Value::String("a".into()))
     );
-    assert_eq!(header("file.parent.dir.name"), Some(Value::String("in".into())));
+    assert_eq!(
+        header("file.parent.dir.name"),
+        Some(Value::String("in".into()))
+    );
 }
 
 #[test]
@@ -208,13 +223,19 @@ fn json_offsets_count_from_zero_and_schemaless_from_one() {
     let p = props(
         &d,
         ".*\\.json",
-        &[("cleanup.policy", "NONE"), ("schema.generation.enabled", "true")],
+        &[
+            ("cleanup.policy", "NONE"),
+            ("schema.generation.enabled", "true"),
+        ],
     );
     let mut task = started(Format::Json, &p, &ctx);
     let got = drain(&mut task, &ctx);
     assert_eq!(offsets(&got), [0, 1, 2]);
     assert!(exists(&d.input.join("a.json")), "NONE leaves it in place");
-    assert!(drain(&mut task, &ctx).is_empty(), "and does not read it again");
+    assert!(
+        drain(&mut task, &ctx).is_empty(),
+        "and does not read it again"
+    );
     let ctx = Ctx::default();
     let mut task = started(Format::SchemaLessJson, &p, &ctx);
     let got = drain(&mut task, &ctx);
@@ -243,12 +264,18 @@ fn a_bad_row_sends_the_file_to_the_error_path_after_the_good_rows_are_committed(
     let mut task = started(Format::Csv, &p, &ctx);
     let good = task.poll(&ctx).unwrap();
     assert_eq!(offsets(&good), [1, 2]);
-    assert!(exists(&d.input.join("a.csv")), "not moved before the commit");
+    assert!(
+        exists(&d.input.join("a.csv")),
+        "not moved before the commit"
+    );
     ctx.store(&good);
     task.commit().unwrap();
     assert!(exists(&d.error.join("a.csv")));
     let sidecar = std::fs::read_to_string(d.error.join("a.csv.error.txt")).unwrap();
-    assert!(sidecar.contains("line 3") && sidecar.contains("'x'"), "{sidecar}");
+    assert!(
+        sidecar.contains("line 3") && sidecar.contains("'x'"),
+        "{sidecar}"
+    );
     let next = drain(&mut task, &ctx);
     assert_eq!(offsets(&next), [1], "the task goes on with the next file");
 
@@ -270,7 +297,11 @@ fn cross_key_checks_name_their_keys() {
     config.remove("finished.path");
     let errors = super::config::cross_key_errors(Format::Csv, &config);
     let keys: Vec<&str> = errors.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(keys, ["finished.path", "key.schema", "value.schema"], "{errors:?}");
+    assert_eq!(
+        keys,
+        ["finished.path", "key.schema", "value.schema"],
+        "{errors:?}"
+    );
     assert_eq!(
         errors[1].1,
         "'key.schema' must be set if 'schema.generation.enabled' = false."
