@@ -82,6 +82,15 @@ async fn records(w: &TestWorker, topic: &str, n: usize) -> Vec<Json> {
     .await
 }
 
+/// A worker with one connector of `class` reading `file` (name, content) dropped in its input directory.
+async fn started(name: &str, class: &str, file: (&str, &str), extra: Json) -> (Fixture, Spool) {
+    let f = Fixture::start().await;
+    let s = spool(f.dir.path());
+    drop_file(&s.input, file.0, file.1);
+    f.w.create(connector(name, class, &s, extra)).await;
+    (f, s)
+}
+
 async fn wait_for_file(path: &Path) {
     let p = path.to_path_buf();
     wait_until(&format!("{} to exist", p.display()), || {
@@ -93,13 +102,10 @@ async fn wait_for_file(path: &Path) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn csv_with_a_header_and_generated_schemas_through_the_json_converter() {
-    let f = Fixture::start().await;
-    let s = spool(f.dir.path());
-    drop_file(&s.input, "people.csv", "id,name,city\n1,Ann,Oslo\n2,Bo,\n");
-    f.w.create(connector(
+    let (f, s) = started(
         "csv",
         "SpoolDirCsvSourceConnector",
-        &s,
+        ("people.csv", "id,name,city\n1,Ann,Oslo\n2,Bo,\n"),
         json!({
             "csv.first.row.as.header": "true",
             "schema.generation.enabled": "true",
@@ -107,7 +113,7 @@ async fn csv_with_a_header_and_generated_schemas_through_the_json_converter() {
             "csv.null.field.indicator": "EMPTY_SEPARATORS",
             "value.converter.schemas.enable": "true",
         }),
-    ))
+    )
     .await;
     let got = records(&f.w, "csv", 2).await;
     assert_eq!(got.len(), 2);
@@ -325,35 +331,43 @@ async fn an_unparsable_file_goes_to_the_error_path_or_fails_the_task() {
 
 /// The errors validation reports for `key`.
 fn errors_of(answer: &Json, key: &str) -> Vec<String> {
-    answer["configs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["value"]["name"] == key)
-        .map(|c| {
-            c["value"]["errors"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|e| e.as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
+    let mut errors = Vec::new();
+    for config in answer["configs"].as_array().unwrap() {
+        if config["value"]["name"] != key {
+            continue;
+        }
+        for e in config["value"]["errors"].as_array().unwrap() {
+            errors.push(e.as_str().unwrap().to_string());
+        }
+    }
+    errors
+}
+
+/// Validates a CSV connector config: a valid base with `timestamp.mode=FIELD`, changed by `changes`.
+async fn validate(w: &TestWorker, changes: Json) -> (u16, Json) {
+    let mut config = json!({
+        "connector.class": "SpoolDirCsvSourceConnector", "name": "v", "topic": "t",
+        "input.path": "/tmp", "error.path": "/tmp", "input.file.pattern": ".*",
+        "timestamp.mode": "FIELD",
+    });
+    for (k, v) in changes.as_object().unwrap() {
+        config[k] = v.clone();
+    }
+    w.put(
+        "/connector-plugins/SpoolDirCsvSourceConnector/config/validate",
+        config,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validation_names_the_keys_in_the_originals_words() {
     let f = Fixture::start().await;
-    let (status, answer) =
-        f.w.put(
-            "/connector-plugins/SpoolDirCsvSourceConnector/config/validate",
-            json!({
-                "connector.class": "SpoolDirCsvSourceConnector", "name": "v", "topic": "t",
-                "input.path": "relative/dir", "error.path": "/tmp", "input.file.pattern": "(bad",
-                "cleanup.policy": "SHRED", "timestamp.mode": "FIELD",
-            }),
-        )
-        .await;
+    let (status, answer) = validate(
+        &f.w,
+        json!({"input.path": "relative/dir", "input.file.pattern": "(bad", "cleanup.policy": "SHRED"}),
+    )
+    .await;
     assert_eq!(status, 200, "{answer}");
     assert!(errors_of(&answer, "input.path")
         .iter()
@@ -364,16 +378,7 @@ async fn validation_names_the_keys_in_the_originals_words() {
     assert!(errors_of(&answer, "input.file.pattern")
         .iter()
         .any(|e| e.contains("Invalid regex")));
-    let (_, answer) =
-        f.w.put(
-            "/connector-plugins/SpoolDirCsvSourceConnector/config/validate",
-            json!({
-                "connector.class": "SpoolDirCsvSourceConnector", "name": "v", "topic": "t",
-                "input.path": "/tmp", "error.path": "/tmp", "input.file.pattern": ".*",
-                "timestamp.mode": "FIELD",
-            }),
-        )
-        .await;
+    let (_, answer) = validate(&f.w, json!({})).await;
     assert_eq!(
         errors_of(&answer, "finished.path"),
         ["'finished.path' cannot be null or empty."]
@@ -402,15 +407,12 @@ async fn validation_names_the_keys_in_the_originals_words() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_input_directory_going_away_and_coming_back_loses_nothing() {
-    let f = Fixture::start().await;
-    let s = spool(f.dir.path());
-    drop_file(&s.input, "a.txt", "a1\na2\n");
-    f.w.create(connector(
+    let (f, s) = started(
         "gone",
         "SpoolDirLineDelimitedSourceConnector",
-        &s,
+        ("a.txt", "a1\na2\n"),
         json!({}),
-    ))
+    )
     .await;
     records(&f.w, "gone", 2).await;
     wait_for_file(&s.finished.join("a.txt")).await;

@@ -88,10 +88,33 @@ fn props(d: &Dirs, pattern: &str, extra: &[(&str, &str)]) -> Props {
     p
 }
 
+/// Directories with `files` dropped in the input one, an empty runtime, and the task config.
+fn set_up(files: &[(&str, &str)], pattern: &str, extra: &[(&str, &str)]) -> (Dirs, Ctx, Props) {
+    let d = dirs();
+    for (name, content) in files {
+        std::fs::write(d.input.join(name), content).unwrap();
+    }
+    let p = props(&d, pattern, extra);
+    (d, Ctx::default(), p)
+}
+
 fn started(format: Format, props: &Props, ctx: &Ctx) -> SpoolTask {
     let mut task = SpoolTask::new(format);
     task.start(props, ctx).unwrap();
     task
+}
+
+/// Starts a task and polls once, checking the offsets of what comes.
+fn first_poll(
+    format: Format,
+    props: &Props,
+    ctx: &Ctx,
+    expected: &[i64],
+) -> (SpoolTask, Vec<SourceRecord>) {
+    let mut task = started(format, props, ctx);
+    let records = task.poll(ctx).unwrap();
+    assert_eq!(offsets(&records), expected);
+    (task, records)
 }
 
 /// Polls, stores and commits until a poll returns nothing; returns every record.
@@ -125,11 +148,8 @@ fn exists(p: &Path) -> bool {
 
 #[test]
 fn csv_rows_count_lines_and_the_file_moves_only_after_commit() {
-    let d = dirs();
-    std::fs::write(d.input.join("a.csv"), "id,name\n1,x\n2,y\n3,z\n").unwrap();
-    let ctx = Ctx::default();
-    let p = props(
-        &d,
+    let (d, ctx, p) = set_up(
+        &[("a.csv", "id,name\n1,x\n2,y\n3,z\n")],
         ".*\\.csv",
         &[
             ("csv.first.row.as.header", "true"),
@@ -137,9 +157,7 @@ fn csv_rows_count_lines_and_the_file_moves_only_after_commit() {
             ("schema.generation.key.fields", "id"),
         ],
     );
-    let mut task = started(Format::Csv, &p, &ctx);
-    let first = task.poll(&ctx).unwrap();
-    assert_eq!(offsets(&first), [1, 2]);
+    let (mut task, first) = first_poll(Format::Csv, &p, &ctx, &[1, 2]);
     assert!(
         exists(&d.input.join("a.csv.PROCESSING")),
         "flagged while read"
@@ -187,11 +205,11 @@ fn csv_rows_count_lines_and_the_file_moves_only_after_commit() {
 
 #[test]
 fn a_restart_skips_committed_rows_and_cleans_up_a_finished_file_without_reading_it() {
-    let d = dirs();
-    std::fs::write(d.input.join("a.txt"), "l1\nl2\nl3\n").unwrap();
-    std::fs::write(d.input.join("b.txt"), "m1\nm2\n").unwrap();
-    let ctx = Ctx::default();
-    let p = props(&d, ".*\\.txt", &[("cleanup.policy", "DELETE")]);
+    let (d, ctx, p) = set_up(
+        &[("a.txt", "l1\nl2\nl3\n"), ("b.txt", "m1\nm2\n")],
+        ".*\\.txt",
+        &[("cleanup.policy", "DELETE")],
+    );
     let mut task = started(Format::Lines, &p, &ctx);
     let first = task.poll(&ctx).unwrap();
     ctx.store(&first);
@@ -217,11 +235,8 @@ fn a_restart_skips_committed_rows_and_cleans_up_a_finished_file_without_reading_
 
 #[test]
 fn json_offsets_count_from_zero_and_schemaless_from_one() {
-    let d = dirs();
-    std::fs::write(d.input.join("a.json"), "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap();
-    let ctx = Ctx::default();
-    let p = props(
-        &d,
+    let (d, ctx, p) = set_up(
+        &[("a.json", "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n")],
         ".*\\.json",
         &[
             ("cleanup.policy", "NONE"),
@@ -261,9 +276,7 @@ fn a_bad_row_sends_the_file_to_the_error_path_after_the_good_rows_are_committed(
             ("batch.size", "10"),
         ],
     );
-    let mut task = started(Format::Csv, &p, &ctx);
-    let good = task.poll(&ctx).unwrap();
-    assert_eq!(offsets(&good), [1, 2]);
+    let (mut task, good) = first_poll(Format::Csv, &p, &ctx, &[1, 2]);
     assert!(
         exists(&d.input.join("a.csv")),
         "not moved before the commit"
