@@ -408,6 +408,8 @@ pub struct SpoolConfig {
     pub maintain_relative_path: bool,
     /// `csv.file.charset` or `file.charset`.
     pub charset: Charset,
+    /// `file.buffer.size.bytes`.
+    pub buffer_size: usize,
     /// The schema keys (CSV and JSON).
     pub schemas: Option<SchemaSettings>,
     /// The CSV keys.
@@ -523,6 +525,7 @@ impl SpoolConfig {
             walk_recursively: flag_of(parsed, WALK_RECURSIVELY),
             maintain_relative_path: flag_of(parsed, MAINTAIN_RELATIVE_PATH),
             charset,
+            buffer_size: parsed.get_int(FILE_BUFFER_SIZE).unwrap_or(131_072).max(1) as usize,
             schemas,
             csv,
         }

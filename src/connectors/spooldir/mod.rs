@@ -13,6 +13,8 @@ mod task;
 
 use std::collections::BTreeMap;
 
+use serde_json::Value as Json;
+
 use self::config::Format;
 use super::{ConnectorPlugin, ConnectorType, Props, SourceTask, TaskError};
 use crate::config::def::ConfigDef;
@@ -52,6 +54,13 @@ macro_rules! spooldir_plugin {
             fn source_task(&self) -> Option<Box<dyn SourceTask>> {
                 Some(Box::new(task::SpoolTask::new($format)))
             }
+            fn alter_offsets(
+                &self,
+                _config: &Props,
+                offsets: &[(Json, Option<Json>)],
+            ) -> Result<bool, String> {
+                check_offsets(offsets)
+            }
         }
     };
 }
@@ -80,6 +89,25 @@ spooldir_plugin!(
     Format::SchemaLessJson,
     "SpoolDirSchemaLessJsonSource"
 );
+
+/// Accepts offsets of the original's shape: `{"fileName": name}` to `{"offset": n}` (or null).
+fn check_offsets(offsets: &[(Json, Option<Json>)]) -> Result<bool, String> {
+    for (partition, offset) in offsets {
+        if !partition.get("fileName").is_some_and(Json::is_string) {
+            return Err(format!(
+                "Partition objects should contain the string key 'fileName': {partition}"
+            ));
+        }
+        if let Some(offset) = offset {
+            if !offset.get("offset").is_some_and(Json::is_i64) {
+                return Err(format!(
+                    "Offset objects should either be null or contain the integer key 'offset': {offset}"
+                ));
+            }
+        }
+    }
+    Ok(true)
+}
 
 /// One config per task, each with its `task.index` and the `task.count`, as the original's connector.
 fn task_configs(config: &Props, max_tasks: usize) -> Vec<Props> {

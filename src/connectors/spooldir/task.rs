@@ -18,8 +18,6 @@ use crate::data::{logical, Schema, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, Header, SourceRecord};
 
-const FILE_BUFFER: usize = 128 * 1024;
-
 /// The file being read.
 struct Open {
     file: InputFile,
@@ -142,13 +140,14 @@ impl SpoolTask {
         }
         tracing::info!(file = %file.path.display(), ?committed, "Opening a file.");
         let mut columns = Vec::new();
+        let buffer = config.buffer_size;
         let reader: Box<dyn Reader> = match config.format {
-            Format::Lines => Box::new(Lines::new(handle, config.charset, FILE_BUFFER)),
-            Format::SchemaLessJson => Box::new(JsonValues::new(handle, FILE_BUFFER, 1)),
-            Format::Json => Box::new(JsonValues::new(handle, FILE_BUFFER, 0)),
+            Format::Lines => Box::new(Lines::new(handle, config.charset, buffer)),
+            Format::SchemaLessJson => Box::new(JsonValues::new(handle, buffer, 1)),
+            Format::Json => Box::new(JsonValues::new(handle, buffer, 0)),
             Format::Csv => {
                 let csv = config.csv.as_ref().expect("CSV settings");
-                let mut rows = match CsvRows::new(handle, csv, config.charset, FILE_BUFFER) {
+                let mut rows = match CsvRows::new(handle, csv, config.charset, buffer) {
                     Ok(r) => r,
                     Err(e) => return Ok(Err(line_message(&e))),
                 };
@@ -365,6 +364,10 @@ impl SourceTask for SpoolTask {
                 Some(open) => open,
                 None => {
                     let Some(file) = self.next_file()? else { break };
+                    if !file.path.exists() {
+                        // Gone since it was listed (taken away, or cleaned up by an earlier run).
+                        continue;
+                    }
                     match self.open(file.clone(), context)? {
                         Ok(open) => open,
                         Err(message) => {

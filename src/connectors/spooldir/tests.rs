@@ -327,3 +327,27 @@ fn cross_key_checks_name_their_keys() {
     assert_eq!(errors[0].0, "timestamp.field");
     assert!(super::config::cross_key_errors(Format::Lines, &config).is_empty());
 }
+
+#[test]
+fn offsets_changed_over_rest_must_have_the_originals_shape() {
+    use crate::connectors::ConnectorPlugin;
+    let plugin = super::SpoolDirLineDelimitedSource;
+    let config = Props::new();
+    let good = [(json!({"fileName": "a.txt"}), Some(json!({"offset": 3})))];
+    assert_eq!(plugin.alter_offsets(&config, &good), Ok(true));
+    assert_eq!(
+        plugin.alter_offsets(&config, &[(json!({"fileName": "a.txt"}), None)]),
+        Ok(true)
+    );
+    let err = plugin
+        .alter_offsets(&config, &[(json!({"file": "a"}), None)])
+        .unwrap_err();
+    assert!(err.contains("'fileName'"), "{err}");
+    let err = plugin
+        .alter_offsets(
+            &config,
+            &[(json!({"fileName": "a"}), Some(json!({"offset": "3"})))],
+        )
+        .unwrap_err();
+    assert!(err.contains("'offset'"), "{err}");
+}
