@@ -1,15 +1,11 @@
-//! The SpoolDir connectors' config keys, defaults and messages, and the typed task config.
+//! The SpoolDir connectors' config key names and the typed task config, with the checks across keys.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use regex::Regex;
 
 use super::schema_json;
-use crate::config::def::{
-    ConfigDef, ConfigKey, ConfigType, ConfigValue, DefaultValue, Importance, ParsedConfig,
-    Validator,
-};
+use crate::config::def::ParsedConfig;
 use crate::connectors::{Props, TaskError};
 use crate::data::SchemaRef;
 use crate::transforms::datefmt::DateFormat;
@@ -58,9 +54,9 @@ pub const CSV_CHARSET: &str = "csv.file.charset";
 pub const CSV_CASE_SENSITIVE_FIELD_NAMES: &str = "csv.case.sensitive.field.names";
 pub const CSV_RFC_4180_PARSER: &str = "csv.rfc.4180.parser.enabled";
 
-const CLEANUP_POLICIES: [&str; 4] = ["NONE", "DELETE", "MOVE", "MOVEBYDATE"];
-const TIMESTAMP_MODES: [&str; 3] = ["FIELD", "FILE_TIME", "PROCESS_TIME"];
-const FILE_ATTRIBUTES: [&str; 6] = [
+pub(super) const CLEANUP_POLICIES: [&str; 4] = ["NONE", "DELETE", "MOVE", "MOVEBYDATE"];
+pub(super) const TIMESTAMP_MODES: [&str; 3] = ["FIELD", "FILE_TIME", "PROCESS_TIME"];
+pub(super) const FILE_ATTRIBUTES: [&str; 6] = [
     "NameAsc",
     "NameDesc",
     "LengthAsc",
@@ -68,7 +64,8 @@ const FILE_ATTRIBUTES: [&str; 6] = [
     "LastModifiedAsc",
     "LastModifiedDesc",
 ];
-const NULL_FIELD_INDICATORS: [&str; 4] = ["EMPTY_SEPARATORS", "EMPTY_QUOTES", "BOTH", "NEITHER"];
+pub(super) const NULL_FIELD_INDICATORS: [&str; 4] =
+    ["EMPTY_SEPARATORS", "EMPTY_QUOTES", "BOTH", "NEITHER"];
 
 /// Which of the four formats a connector reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,183 +87,7 @@ impl Format {
     }
 }
 
-/// `ValidEnum`'s message, as the original's connect-utils words it.
-fn valid_enum(class: &'static str, values: &'static [&'static str]) -> Validator {
-    Validator::Custom(Arc::new(move |_, value| match value {
-        ConfigValue::String(s) if values.contains(&s.as_str()) => Ok(()),
-        ConfigValue::List(items) => match items.iter().find(|i| !values.contains(&i.as_str())) {
-            None => Ok(()),
-            Some(bad) => Err(enum_message(bad, class, values)),
-        },
-        other => Err(enum_message(
-            &other.render().unwrap_or_else(|| "null".into()),
-            class,
-            values,
-        )),
-    }))
-}
-
-fn enum_message(value: &str, class: &str, values: &[&str]) -> String {
-    format!(
-        "'{value}' is not a valid value for {class}. Valid values are {}.",
-        values.join(", ")
-    )
-}
-
-/// The path checks of connect-utils' `ValidDirectoryWritable` that need no file system access: set and
-/// absolute. Whether the directory exists and is writable is checked when a task starts.
-fn absolute_path() -> Validator {
-    Validator::Custom(Arc::new(|key, value| {
-        let text = match value {
-            ConfigValue::String(s) => s.as_str(),
-            _ => "",
-        };
-        if text.is_empty() {
-            return Err(format!("'{key}' cannot be null or empty."));
-        }
-        if !Path::new(text).is_absolute() {
-            return Err(format!("'{key}'({text}) is not an absolute path."));
-        }
-        Ok(())
-    }))
-}
-
-fn regex_validator() -> Validator {
-    Validator::Custom(Arc::new(|_, value| match value {
-        ConfigValue::String(s) => Regex::new(&format!("^(?:{s})$"))
-            .map(|_| ())
-            .map_err(|e| format!("Invalid regex: {e}")),
-        _ => Ok(()),
-    }))
-}
-
-fn charset_validator() -> Validator {
-    Validator::Custom(Arc::new(|key, value| match value {
-        ConfigValue::String(s) if Charset::named(s).is_some() => Ok(()),
-        other => Err(format!(
-            "Charset '{}' is invalid for {key}",
-            other.render().unwrap_or_default()
-        )),
-    }))
-}
-
-fn value(v: &str) -> DefaultValue {
-    DefaultValue::Value(v.into())
-}
-
-/// The keys every SpoolDir connector has (`AbstractSourceConnectorConfig`).
-fn common_def() -> ConfigDef {
-    use ConfigType::*;
-    use Importance::*;
-    ConfigDef::new()
-        .define(ConfigKey::new(TOPIC, String, DefaultValue::Required, High, "The Kafka topic to write the data to.").validator(Validator::NonEmptyString))
-        .define(ConfigKey::new(BATCH_SIZE, Int, value("1000"), Low, "The number of records that should be returned with each batch.").validator(Validator::AtLeast(1.0)))
-        .define(ConfigKey::new(EMPTY_POLL_WAIT_MS, Long, value("500"), Low, "The amount of time to wait if a poll returns an empty list of records.").validator(Validator::Between(1.0, i64::MAX as f64)))
-        .define(ConfigKey::new(CLEANUP_POLICY, String, value("MOVE"), Medium, "Determines how the connector should cleanup the files that have been successfully processed. NONE leaves the files in place which could cause them to be reprocessed if the connector is restarted. DELETE removes the file from the filesystem. MOVE will move the file to a finished directory. MOVEBYDATE will move the file to a finished directory with subdirectories by date").validator(valid_enum("CleanupPolicy", &CLEANUP_POLICIES)))
-        .define(ConfigKey::new(INPUT_PATH, String, DefaultValue::Required, High, "The directory to read files that will be processed. This directory must exist and be writable by the user running Kafka Connect.").validator(absolute_path()))
-        .define(ConfigKey::new(FINISHED_PATH, String, value(""), High, "The directory to place files that have been successfully processed. This directory must exist and be writable by the user running Kafka Connect."))
-        .define(ConfigKey::new(ERROR_PATH, String, DefaultValue::Required, High, "The directory to place files in which have error(s). This directory must exist and be writable by the user running Kafka Connect.").validator(absolute_path()))
-        .define(ConfigKey::new(INPUT_FILE_PATTERN, String, DefaultValue::Required, High, "Regular expression to check input file names against. This expression must match the entire filename. The equivalent of Matcher.matches().").validator(regex_validator()))
-        .define(ConfigKey::new(HALT_ON_ERROR, Boolean, value("true"), High, "Should the task halt when it encounters an error or continue to the next file."))
-        .define(ConfigKey::new(FILE_MINIMUM_AGE_MS, Long, value("0"), Low, "The amount of time in milliseconds after the file was last written to before the file can be processed.").validator(Validator::AtLeast(0.0)))
-        .define(ConfigKey::new(PROCESSING_FILE_EXTENSION, String, value(".PROCESSING"), Low, "Before a file is processed, a flag is created in its directory to indicate the file is being handled. The flag file has the same name as the file, but with this property appended as a suffix.").validator(Validator::Custom(Arc::new(|_, v| match v {
-            ConfigValue::String(s) if s.char_indices().any(|(i, c)| c == '.' && i + 1 < s.len()) => Ok(()),
-            other => Err(format!("'{}' does not match pattern '^.*\\..+$'.", other.render().unwrap_or_default())),
-        }))))
-        .define(ConfigKey::new(TIMESTAMP_MODE, String, value("PROCESS_TIME"), Medium, "Determines how the connector will set the timestamp for the ConnectRecord. If set to `Field` then the timestamp will be read from a field in the value. This field cannot be optional and must be a Timestamp. Specify the field  in `timestamp.field`. If set to `FILE_TIME` then the last modified time of the file will be used. If set to `PROCESS_TIME` the time the record is read will be used.").validator(valid_enum("TimestampMode", &TIMESTAMP_MODES)))
-        .define(ConfigKey::new(FILE_SORT_ATTRIBUTES, List, value("NameAsc"), Low, "The attributes each file will use to determine the sort order. `Name` is name of the file. `Length` is the length of the file preferring larger files first. `LastModified` is the LastModified attribute of the file preferring older files first.").validator(valid_enum("FileAttribute", &FILE_ATTRIBUTES)))
-        .define(ConfigKey::new(TASK_INDEX, Int, value("0"), Low, "Internal setting to the connector used to instruct a task on which files to select. The connector will override this setting.").validator(Validator::AtLeast(0.0)))
-        .define(ConfigKey::new(TASK_COUNT, Int, value("1"), Low, "Internal setting to the connector used to instruct a task on which files to select. The connector will override this setting.").validator(Validator::AtLeast(1.0)))
-        .define(ConfigKey::new(TASK_PARTITIONER, String, value("ByName"), Medium, "The task partitioner implementation is used when the connector is configured to use more than one task. This is used by each task to identify which files will be processed by that task. This ensures that each file is only assigned to one task.").validator(valid_enum("TaskPartitioner", &["ByName"])))
-        .define(ConfigKey::new(WALK_RECURSIVELY, Boolean, value("false"), Low, "If enabled, any sub-directories dropped under `input.path` will be recursively walked looking for files matching the configured `input.file.pattern`. After processing is complete the discovered sub directory structure (as well as files within them) will handled according to the configured `cleanup.policy` (i.e. moved or deleted etc). For each discovered file, the walked sub-directory path will be set as a header named `file.relative.path`"))
-        .define(ConfigKey::new(MAINTAIN_RELATIVE_PATH, Boolean, value("false"), Low, "If `input.path.walk.recursively` is enabled in combination with this flag being `true`, the walked sub-directories which contained files will be retained as-is under the `input.path`. The actual files within the sub-directories will moved (with a copy of the sub-dir structure) or deleted as per the `cleanup.policy` defined, but the parent sub-directory structure will remain."))
-        .define(ConfigKey::new(FILE_BUFFER_SIZE, Int, value("131072"), Low, "The size of buffer for the BufferedInputStream that will be used to interact with the file system.").validator(Validator::AtLeast(1.0)))
-}
-
-/// The schema keys of the CSV and JSON connectors (`AbstractSpoolDirSourceConnectorConfig`).
-fn schema_def(def: ConfigDef) -> ConfigDef {
-    use ConfigType::*;
-    use Importance::*;
-    def.define(ConfigKey::new(KEY_SCHEMA, String, value(""), High, "The schema for the key written to Kafka."))
-        .define(ConfigKey::new(VALUE_SCHEMA, String, value(""), High, "The schema for the value written to Kafka."))
-        .define(ConfigKey::new(SCHEMA_GENERATION_ENABLED, Boolean, value("false"), Medium, "Flag to determine if schemas should be dynamically generated. If set  to true, `key.schema` and `value.schema` can be omitted, but `schema.generation.key.name` and `schema.generation.value.name` must be set."))
-        .define(ConfigKey::new(SCHEMA_GENERATION_KEY_FIELDS, List, value(""), Medium, "The field(s) to use to build a key schema. This is only used during schema generation."))
-        .define(ConfigKey::new(SCHEMA_GENERATION_KEY_NAME, String, value("com.github.jcustenborder.kafka.connect.model.Key"), Medium, "The name of the generated key schema."))
-        .define(ConfigKey::new(SCHEMA_GENERATION_VALUE_NAME, String, value("com.github.jcustenborder.kafka.connect.model.Value"), Medium, "The name of the generated value schema."))
-        .define(ConfigKey::new(TIMEZONE, String, value("UTC"), Low, "The timezone that all of the dates will be parsed with.").validator(Validator::Custom(Arc::new(|_, v| match v {
-            ConfigValue::String(s) if utc_like(s) => Ok(()),
-            _ => Err("only UTC (or GMT) is supported".into()),
-        }))))
-        .define(ConfigKey::new(DATE_FORMATS, List, value("yyyy-MM-dd'T'HH:mm:ss,yyyy-MM-dd' 'HH:mm:ss"), Low, "The date formats that are expected in the file. This is a list of strings that will be used to parse the date fields in order. The most accurate date format should be the first in the list. Take a look at the Java documentation for more info. https://docs.oracle.com/javase/6/docs/api/java/text/SimpleDateFormat.html").validator(Validator::Custom(Arc::new(|_, v| match v {
-            ConfigValue::List(items) => items.iter().try_for_each(|p| DateFormat::new(p).map(|_| ())),
-            _ => Ok(()),
-        }))))
-        .define(ConfigKey::new(TIMESTAMP_FIELD, String, value(""), Medium, "The field in the value schema that will contain the parsed timestamp for the record. This field cannot be marked as optional and must be a Timestamp"))
-}
-
-fn utc_like(zone: &str) -> bool {
-    matches!(zone, "UTC" | "GMT" | "Z" | "UT" | "Etc/UTC" | "Etc/GMT")
-}
-
-fn charset_key(name: &str) -> ConfigKey {
-    ConfigKey::new(
-        name,
-        ConfigType::String,
-        value("UTF-8"),
-        Importance::Low,
-        "Character set to read wth file with.",
-    )
-    .validator(charset_validator())
-}
-
-fn int_char(name: &str, default: u8, doc: &str) -> ConfigKey {
-    ConfigKey::new(
-        name,
-        ConfigType::Int,
-        value(&default.to_string()),
-        Importance::Low,
-        doc,
-    )
-    .validator(Validator::Between(0.0, 127.0))
-}
-
-fn flag(name: &str, default: bool, doc: &str) -> ConfigKey {
-    ConfigKey::new(
-        name,
-        ConfigType::Boolean,
-        value(if default { "true" } else { "false" }),
-        Importance::Low,
-        doc,
-    )
-}
-
-/// The CSV connector's own keys (`SpoolDirCsvSourceConnectorConfig`).
-fn csv_def(def: ConfigDef) -> ConfigDef {
-    def.define(ConfigKey::new(CSV_SKIP_LINES, ConfigType::Int, value("0"), Importance::Low, "Number of lines to skip in the beginning of the file.").validator(Validator::AtLeast(0.0)))
-        .define(int_char(CSV_SEPARATOR_CHAR, b',', "The character that separates each field in the form of an integer. Typically in a CSV this is a ,(44) character. A TSV would use a tab(9) character. If `csv.separator.char` is defined as a null(0), then the RFC 4180 parser must be utilized by default. This is the equivalent of `csv.rfc.4180.parser.enabled = true`."))
-        .define(int_char(CSV_QUOTE_CHAR, b'"', "The character that is used to quote a field. This typically happens when the csv.separator.char character is within the data."))
-        .define(int_char(CSV_ESCAPE_CHAR, b'\\', "The character as an integer to use when a special character is encountered. The default escape character is typically a \\(92)"))
-        .define(flag(CSV_STRICT_QUOTES, false, "Sets the strict quotes setting - if true, characters outside the quotes are ignored."))
-        .define(flag(CSV_IGNORE_LEADING_WHITESPACE, true, "Sets the ignore leading whitespace setting - if true, white space in front of a quote in a field is ignored."))
-        .define(flag(CSV_IGNORE_QUOTATIONS, false, "Sets the ignore quotations mode - if true, quotations are ignored."))
-        .define(flag(CSV_KEEP_CARRIAGE_RETURN, false, "Flag to determine if the carriage return at the end of the line should be maintained."))
-        .define(flag(CSV_VERIFY_READER, true, "Flag to determine if the reader should be verified."))
-        .define(ConfigKey::new(CSV_NULL_FIELD_INDICATOR, ConfigType::String, value("NEITHER"), Importance::Low, "Indicator to determine how the CSV Reader can determine if a field is null. Valid values are EMPTY_SEPARATORS, EMPTY_QUOTES, BOTH, NEITHER. For more information see http://opencsv.sourceforge.net/apidocs/com/opencsv/enums/CSVReaderNullFieldIndicator.html.").validator(valid_enum("CSVReaderNullFieldIndicator", &NULL_FIELD_INDICATORS)))
-        .define(ConfigKey::new(CSV_FIRST_ROW_AS_HEADER, ConfigType::Boolean, value("false"), Importance::Medium, "Flag to indicate if the fist row of data contains the header of the file. If true the position of the columns will be determined by the first row to the CSV. The column position will be inferred from the position of the schema supplied in `value.schema`. If set to true the number of columns must be greater than or equal to the number of fields in the schema."))
-        .define(charset_key(CSV_CHARSET))
-        .define(flag(CSV_CASE_SENSITIVE_FIELD_NAMES, false, "Flag to determine if the field names in the header row should be treated as case sensitive."))
-        .define(flag(CSV_RFC_4180_PARSER, false, "Flag to determine if the RFC 4180 parser should be used instead of the default parser."))
-}
-
-/// The config definition of a format's connector.
-pub fn config_def(format: Format) -> ConfigDef {
-    let common = common_def();
-    match format {
-        Format::Csv => csv_def(schema_def(common)),
-        Format::Json => schema_def(common),
-        Format::Lines | Format::SchemaLessJson => common.define(charset_key(FILE_CHARSET)),
-    }
-}
+pub use super::keys::config_def;
 
 /// The character sets files may be written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

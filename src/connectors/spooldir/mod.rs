@@ -6,6 +6,7 @@
 pub mod config;
 mod convert;
 pub mod files;
+mod keys;
 mod parse;
 mod readers;
 pub mod schema_json;
