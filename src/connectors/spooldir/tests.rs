@@ -235,14 +235,12 @@ fn a_restart_skips_committed_rows_and_cleans_up_a_finished_file_without_reading_
 
 #[test]
 fn json_offsets_count_from_zero_and_schemaless_from_one() {
-    let (d, ctx, p) = set_up(
-        &[("a.json", "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n")],
-        ".*\\.json",
-        &[
-            ("cleanup.policy", "NONE"),
-            ("schema.generation.enabled", "true"),
-        ],
-    );
+    let kept = [
+        ("cleanup.policy", "NONE"),
+        ("schema.generation.enabled", "true"),
+    ];
+    let records = "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n";
+    let (d, ctx, p) = set_up(&[("a.json", records)], ".*\\.json", &kept);
     let mut task = started(Format::Json, &p, &ctx);
     let got = drain(&mut task, &ctx);
     assert_eq!(offsets(&got), [0, 1, 2]);
