@@ -349,3 +349,48 @@ fn offsets_changed_over_rest_must_have_the_originals_shape() {
         .unwrap_err();
     assert!(err.contains("'offset'"), "{err}");
 }
+
+#[test]
+fn sub_directories_are_walked_and_kept_under_the_finished_path() {
+    let (d, ctx, p) = set_up(&[], ".*\\.txt", &[("input.path.walk.recursively", "true")]);
+    std::fs::create_dir_all(d.input.join("x/y")).unwrap();
+    std::fs::write(d.input.join("x/y/deep.txt"), "d1\n").unwrap();
+    std::fs::write(d.input.join("top.txt"), "t1\n").unwrap();
+    let mut task = started(Format::Lines, &p, &ctx);
+    let got = drain(&mut task, &ctx);
+    let relative: Vec<Option<Value>> = got
+        .iter()
+        .map(|r| {
+            r.record
+                .headers
+                .iter()
+                .find(|h| h.key == "file.relative.path")
+                .map(|h| h.value.clone())
+        })
+        .collect();
+    assert_eq!(relative, [Some(Value::String("x/y".into())), None]);
+    assert!(exists(&d.finished.join("x/y/deep.txt")));
+    assert!(exists(&d.finished.join("top.txt")));
+    assert!(!exists(&d.input.join("x")), "emptied sub-directories go");
+}
+
+#[test]
+fn each_file_is_read_by_one_task_only() {
+    let names: Vec<String> = (0..12).map(|i| format!("f{i}.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x\n")).collect();
+    let (_d, ctx, p) = set_up(&files, ".*\\.txt", &[("cleanup.policy", "NONE")]);
+    let mut seen = Vec::new();
+    for index in 0..3 {
+        let mut config = p.clone();
+        config.insert("task.index".into(), index.to_string());
+        config.insert("task.count".into(), "3".into());
+        let mut task = started(Format::Lines, &config, &ctx);
+        for r in drain(&mut task, &ctx) {
+            seen.push(r.source_partition.unwrap()["fileName"].clone());
+        }
+    }
+    seen.sort_by_key(|n| n.to_string());
+    let mut expected: Vec<Json> = names.iter().map(|n| json!(n)).collect();
+    expected.sort_by_key(|n| n.to_string());
+    assert_eq!(seen, expected);
+}
