@@ -1,7 +1,7 @@
 //! The SpoolDir source task: reads one file at a time in batches, and cleans a file up only once every
 //! record read from it is committed to the local log.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -52,6 +52,9 @@ pub struct SpoolTask {
     /// Files left in place (cleanup.policy=NONE) and read to the end, with their size and time then: not
     /// read again unless they change.
     kept: HashMap<PathBuf, (u64, i64)>,
+    /// Names of files this task moved or deleted: a new file under such a name starts from its first
+    /// record, whatever offset the old one left.
+    cleaned: HashSet<String>,
     empty_polls: u32,
 }
 
@@ -68,6 +71,7 @@ impl SpoolTask {
             uncommitted: false,
             halt: None,
             kept: HashMap::new(),
+            cleaned: HashSet::new(),
             empty_polls: 0,
         }
     }
@@ -91,6 +95,8 @@ impl SpoolTask {
             {
                 self.kept
                     .insert(file.path.clone(), (file.length, file.last_modified));
+            } else {
+                self.cleaned.insert(file.name.clone());
             }
         }
         Ok(())
@@ -130,7 +136,8 @@ impl SpoolTask {
         let committed = stored
             .as_ref()
             .and_then(|o| o.get("offset"))
-            .and_then(Json::as_i64);
+            .and_then(Json::as_i64)
+            .filter(|_| !self.cleaned.remove(&file.name));
         let handle = match File::open(&file.path) {
             Ok(h) => h,
             Err(e) => return Ok(Err(format!("Could not open {}: {e}", file.path.display()))),

@@ -394,3 +394,19 @@ fn each_file_is_read_by_one_task_only() {
     expected.sort_by_key(|n| n.to_string());
     assert_eq!(seen, expected);
 }
+
+#[test]
+fn a_new_file_under_a_name_already_cleaned_up_is_read_from_its_start() {
+    let (d, ctx, p) = set_up(
+        &[("daily.txt", "a\nb\n")],
+        ".*\\.txt",
+        &[("cleanup.policy", "DELETE")],
+    );
+    let mut task = started(Format::Lines, &p, &ctx);
+    assert_eq!(offsets(&drain(&mut task, &ctx)), [1, 2]);
+    assert!(!exists(&d.input.join("daily.txt")));
+    std::fs::write(d.input.join("daily.txt"), "c\nd\ne\n").unwrap();
+    let again = drain(&mut task, &ctx);
+    let lines: Vec<String> = again.iter().map(|r| r.record.value.to_string()).collect();
+    assert_eq!(lines, ["c", "d", "e"]);
+}
