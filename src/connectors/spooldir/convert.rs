@@ -113,22 +113,27 @@ fn finish(schemas: &Schemas, key: Struct, value: Struct) -> Result<(Part, Part),
 /// Generates the key and value schemas from a file, as the original's schema generators: every field
 /// an optional string; CSV fields from the header row (or `column01`, `column02`, ... from the first
 /// row), JSON fields from the first object; the key has the `schema.generation.key.fields` found.
+/// None for a file with nothing to generate from (it has no records either).
 pub fn generate(
     config: &SpoolConfig,
     file: &InputFile,
     header: &[String],
-) -> Result<Schemas, String> {
+) -> Result<Option<Schemas>, String> {
     let settings = config.schemas.as_ref().ok_or("no schema settings")?;
     let given = (settings.key_schema.clone(), settings.value_schema.clone());
     if let (Some(key), Some(value)) = given {
-        return Ok(Schemas { key, value });
+        return Ok(Some(Schemas { key, value }));
     }
     let fields = match config.format {
         Format::Csv if !header.is_empty() => header.to_vec(),
-        Format::Csv => first_csv_row_width(config, file)
-            .map(|n| (1..=n).map(|i| format!("column{i:02}")).collect())?,
+        Format::Csv => first_csv_row_width(config, file)?
+            .map(|n| (1..=n).map(|i| format!("column{i:02}")).collect())
+            .unwrap_or_default(),
         _ => first_json_object_keys(file)?,
     };
+    if fields.is_empty() {
+        return Ok(None);
+    }
     let mut value = SchemaBuilder::struct_().name(settings.value_name.clone());
     for f in &fields {
         value = value.field(f.clone(), Schema::optional_string());
@@ -154,10 +159,10 @@ pub fn generate(
         value_schema = %super::schema_json::to_json(&schemas.value),
         "Generated the schemas."
     );
-    Ok(schemas)
+    Ok(Some(schemas))
 }
 
-fn first_csv_row_width(config: &SpoolConfig, file: &InputFile) -> Result<usize, String> {
+fn first_csv_row_width(config: &SpoolConfig, file: &InputFile) -> Result<Option<usize>, String> {
     use super::readers::Reader;
     let settings = config.csv.as_ref().ok_or("no CSV settings")?;
     let handle = File::open(&file.path).map_err(|e| e.to_string())?;
@@ -166,8 +171,8 @@ fn first_csv_row_width(config: &SpoolConfig, file: &InputFile) -> Result<usize, 
     match rows.next().map_err(|e| e.message)? {
         Some(super::readers::Read1 {
             item: Item::Row(r), ..
-        }) => Ok(r.len()),
-        _ => Err("Could not find any input file(s) to infer schema from.".into()),
+        }) => Ok(Some(r.len())),
+        _ => Ok(None),
     }
 }
 

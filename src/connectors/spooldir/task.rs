@@ -169,7 +169,7 @@ impl SpoolTask {
         };
         if self.format.has_schemas() && self.schemas.is_none() {
             match convert::generate(&config, &file, &columns) {
-                Ok(s) => self.schemas = Some(s),
+                Ok(s) => self.schemas = s,
                 Err(e) => return Ok(Err(e)),
             }
         }

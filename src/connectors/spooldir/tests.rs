@@ -410,3 +410,21 @@ fn a_new_file_under_a_name_already_cleaned_up_is_read_from_its_start() {
     let lines: Vec<String> = again.iter().map(|r| r.record.value.to_string()).collect();
     assert_eq!(lines, ["c", "d", "e"]);
 }
+
+#[test]
+fn an_empty_file_does_not_fix_the_generated_schema() {
+    let gen = [("schema.generation.enabled", "true"), ("batch.size", "10")];
+    let (d, ctx, p) = set_up(
+        &[("a.json", ""), ("b.json", "{\"x\": 1}\n")],
+        ".*\\.json",
+        &gen,
+    );
+    let mut task = started(Format::Json, &p, &ctx);
+    let got = drain(&mut task, &ctx);
+    assert_eq!(got.len(), 1);
+    let Value::Struct(value) = &got[0].record.value else {
+        panic!("a struct value")
+    };
+    assert_eq!(value.get("x"), Some(&Value::String("1".into())));
+    assert!(exists(&d.finished.join("a.json")) && exists(&d.finished.join("b.json")));
+}
