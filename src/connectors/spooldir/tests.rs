@@ -158,10 +158,8 @@ fn csv_rows_count_lines_and_the_file_moves_only_after_commit() {
         ],
     );
     let (mut task, first) = first_poll(Format::Csv, &p, &ctx, &[1, 2]);
-    assert!(
-        exists(&d.input.join("a.csv.PROCESSING")),
-        "flagged while read"
-    );
+    let flag = d.input.join("a.csv.PROCESSING");
+    assert!(exists(&flag), "flagged while read");
     let second = task.poll(&ctx).unwrap();
     assert_eq!(offsets(&second), [3]);
     assert!(
@@ -275,10 +273,8 @@ fn a_bad_row_sends_the_file_to_the_error_path_after_the_good_rows_are_committed(
         ],
     );
     let (mut task, good) = first_poll(Format::Csv, &p, &ctx, &[1, 2]);
-    assert!(
-        exists(&d.input.join("a.csv")),
-        "not moved before the commit"
-    );
+    let input = d.input.join("a.csv");
+    assert!(exists(&input), "not moved before the commit");
     ctx.store(&good);
     task.commit().unwrap();
     assert!(exists(&d.error.join("a.csv")));
