@@ -7,6 +7,7 @@
 pub mod file;
 pub mod http;
 pub mod kafka;
+pub mod spooldir;
 pub mod verifiable;
 
 use std::collections::BTreeMap;

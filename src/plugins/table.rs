@@ -6,6 +6,10 @@ use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::kafka::{KafkaSink, MirrorSource};
+use crate::connectors::spooldir::{
+    SpoolDirCsvSource, SpoolDirJsonSource, SpoolDirLineDelimitedSource,
+    SpoolDirSchemaLessJsonSource,
+};
 use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::converters::{
     bytes, defs, header, json, number, string, Converter, HeaderConverter, KAFKA_VERSION,
@@ -130,6 +134,10 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(MirrorSource),
         Arc::new(crate::connectors::http::sink::AivenHttpSink),
         Arc::new(crate::connectors::http::sink::ConfluentHttpSink),
+        Arc::new(SpoolDirCsvSource),
+        Arc::new(SpoolDirJsonSource),
+        Arc::new(SpoolDirLineDelimitedSource),
+        Arc::new(SpoolDirSchemaLessJsonSource),
     ]
     .into_iter()
     .map(PluginDesc::connector)

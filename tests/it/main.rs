@@ -19,6 +19,7 @@ mod plugins;
 mod rest_api;
 mod rest_polish;
 mod security;
+mod spooldir;
 mod task_cap;
 mod topics;
 mod transforms;
