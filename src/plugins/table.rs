@@ -128,6 +128,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(VerifiableSource),
         Arc::new(KafkaSink),
         Arc::new(MirrorSource),
+        Arc::new(crate::connectors::http::webhook::WebhookSource),
+        Arc::new(crate::connectors::http::poll::HttpSource),
     ]
     .into_iter()
     .map(PluginDesc::connector)
