@@ -6,6 +6,7 @@ mod concurrency;
 mod edges;
 mod errors;
 mod faults;
+mod http_source;
 mod kafka;
 mod kafka_security;
 mod kip980;
