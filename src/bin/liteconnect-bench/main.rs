@@ -18,6 +18,7 @@ mod pipeline;
 mod report;
 mod rest;
 mod scale;
+mod webhook;
 mod worker;
 
 use std::path::PathBuf;
@@ -58,6 +59,8 @@ enum Scenario {
     Durability,
     /// Cost per record of a small pipeline against a large one.
     Scale,
+    /// Requests and records per second into the webhook source, answered after commit.
+    Webhook,
 }
 
 impl Scenario {
@@ -77,6 +80,7 @@ impl Scenario {
             Scenario::Footprint => footprint::scenario(ctx, rows).await,
             Scenario::Durability => durability::scenario(ctx, rows).await,
             Scenario::Scale => scale::scenario(ctx, rows).await,
+            Scenario::Webhook => webhook::scenario(ctx, rows).await,
         }
     }
 }
