@@ -98,7 +98,8 @@ fn stored_with(db: &Path, topic: &str, needle: &str) -> i64 {
 async fn webhook_bodies_of_every_shape_reach_a_file_sink() {
     let f = Fixture::start().await;
     let port = free_port();
-    create(&f.w, webhook("hook", port, &[("key.pointer", "/id")])).await;
+    let extra = [("key.pointer", "/id"), ("topic.header", "X-Topic")];
+    create(&f.w, webhook("hook", port, &extra)).await;
     create(&f.w, file_sink("out", &f.output, "hooks")).await;
     let url = format!("http://127.0.0.1:{port}/ingest");
     webhook_up(&url).await;
@@ -139,15 +140,45 @@ async fn webhook_bodies_of_every_shape_reach_a_file_sink() {
         );
     }
     assert!(got.contains(&"raw text body".to_string()), "{got:?}");
+    // The topic from a header, when the request has it.
+    let routed = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "text/plain")
+        .header("x-topic", "alerts")
+        .body("routed")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(routed.status(), 200);
+    assert_eq!(stored(&f.w.db, "alerts"), 1);
     f.w.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_refuses_bad_credentials_and_stores_nothing_of_bad_bodies() {
-    let f = Fixture::start().await;
+    let dir = tempdir();
+    let secrets = dir.path().join("secrets.properties");
+    std::fs::write(&secrets, "token=t0ken\npassword=pw\n").unwrap();
+    let providers = [
+        ("config.providers", "file"),
+        (
+            "config.providers.file.class",
+            "org.apache.kafka.common.config.provider.FileConfigProvider",
+        ),
+    ];
+    let w = TestWorker::start_with(dir.path(), &providers, Vec::new())
+        .await
+        .unwrap();
     let port = free_port();
-    let extra = [("auth.bearer.token", "t0ken"), ("request.max.bytes", "200")];
-    create(&f.w, webhook("guarded", port, &extra)).await;
+    let token = format!("${{file:{}:token}}", secrets.display());
+    let password = format!("${{file:{}:password}}", secrets.display());
+    let extra = [
+        ("auth.bearer.token", token.as_str()),
+        ("auth.basic.user", "device"),
+        ("auth.basic.password", password.as_str()),
+        ("request.max.bytes", "200"),
+    ];
+    create(&w, webhook("guarded", port, &extra)).await;
     let url = format!("http://127.0.0.1:{port}/ingest");
     webhook_up(&url).await;
     let ok = Some("Bearer t0ken");
@@ -166,16 +197,19 @@ async fn webhook_refuses_bad_credentials_and_stores_nothing_of_bad_bodies() {
     assert_eq!(status, 400, "{answer}");
     assert!(answer.contains("Line 2"), "{answer}");
     assert_eq!(
-        stored(&f.w.db, "hooks"),
+        stored(&w.db, "hooks"),
         0,
         "nothing of a refused request is stored"
     );
     let (status, _, answer) = post(&url, "application/json", r#"[{"id":1},{"id":2}]"#, ok).await;
     assert_eq!(status, 200, "{answer}");
-    assert_eq!(stored(&f.w.db, "hooks"), 2);
+    assert_eq!(stored(&w.db, "hooks"), 2);
+    let basic = Some("Basic ZGV2aWNlOnB3"); // device:pw
+    let (status, _, answer) = post(&url, "text/plain", "basic credentials", basic).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(stored(&w.db, "hooks"), 3);
     // A bad config is refused naming the key.
-    let (status, body) = f
-        .w
+    let (status, body) = w
         .put(
             "/connector-plugins/WebhookSource/config/validate",
             json!({"connector.class": "WebhookSource", "listener": "ftp://nowhere:1", "topic": "t"}),
@@ -195,7 +229,7 @@ async fn webhook_refuses_bad_credentials_and_stores_nothing_of_bad_bodies() {
             .contains("scheme"),
         "{listener}"
     );
-    f.w.stop().await;
+    w.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

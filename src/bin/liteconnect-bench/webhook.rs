@@ -97,21 +97,23 @@ async fn load(addr: &str, window: Duration) -> Res<Load> {
     let body = Arc::new(body());
     let started = Instant::now();
     let deadline = started + window;
-    let handles: Vec<_> = (0..CONNS)
-        .map(|_| tokio::spawn(client(addr.to_string(), body.clone(), deadline)))
-        .collect();
-    let (mut all, mut errors) = (Vec::new(), 0);
-    for h in handles {
-        let (l, e) = h.await??;
-        all.extend(l);
-        errors += e;
-    }
+    let clients =
+        (0..CONNS).map(|_| tokio::spawn(client(addr.to_string(), body.clone(), deadline)));
+    let results = futures::future::try_join_all(clients).await?;
     let elapsed = started.elapsed().as_secs_f64();
-    all.sort_unstable();
+    let errors = results
+        .iter()
+        .map(|r| r.as_ref().map_or(1, |(_, e)| *e))
+        .sum();
+    let mut latencies: Vec<u32> = results
+        .into_iter()
+        .flat_map(|r| r.map(|(l, _)| l).unwrap_or_default())
+        .collect();
+    latencies.sort_unstable();
     Ok(Load {
-        requests_per_s: all.len() as f64 / elapsed,
-        p50_ms: percentile(&all, 0.50) / 1000.0,
-        p99_ms: percentile(&all, 0.99) / 1000.0,
+        requests_per_s: latencies.len() as f64 / elapsed,
+        p50_ms: percentile(&latencies, 0.50) / 1000.0,
+        p99_ms: percentile(&latencies, 0.99) / 1000.0,
         errors,
     })
 }

@@ -66,27 +66,16 @@ pub fn parse(
     let objects = match shape {
         BodyShape::Json => json_objects(body)?,
         BodyShape::NdJson => ndjson_objects(body)?,
-        BodyShape::Text => {
-            let text = std::str::from_utf8(body)
-                .map_err(|e| format!("The body is not UTF-8 text: {e}"))?;
-            let value = Value::String(text.to_string());
-            return Ok(vec![record(
-                topic,
-                keys.header_value.clone(),
-                Some(Schema::string()),
-                value,
-                timestamp,
-            )]);
-        }
-        BodyShape::Bytes => {
-            let value = Value::Bytes(body.to_vec());
-            return Ok(vec![record(
-                topic,
-                keys.header_value.clone(),
-                Some(Schema::bytes()),
-                value,
-                timestamp,
-            )]);
+        BodyShape::Text | BodyShape::Bytes => {
+            let (schema, value) = if shape == BodyShape::Text {
+                let text = std::str::from_utf8(body)
+                    .map_err(|e| format!("The body is not UTF-8 text: {e}"))?;
+                (Schema::string(), Value::String(text.to_string()))
+            } else {
+                (Schema::bytes(), Value::Bytes(body.to_vec()))
+            };
+            let key = keys.header_value.clone();
+            return Ok(vec![record(topic, key, Some(schema), value, timestamp)]);
         }
     };
     objects
