@@ -61,7 +61,7 @@ async fn post(
                 .map(|v| v.to_str().unwrap().to_string());
             (status, retry, r.text().await.unwrap_or_default())
         }
-        Err(_) => (0, None, String::new()),
+        Err(e) => (0, None, e.to_string()),
     }
 }
 
@@ -280,6 +280,61 @@ async fn webhook_answers_503_while_the_byte_cap_pauses_it() {
         (status == 200).then_some(())
     })
     .await;
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_answers_503_to_requests_held_when_it_stops() {
+    let dir = tempdir();
+    let caps = [
+        ("log.buffer.max.bytes", "1000"),
+        ("log.buffer.full.policy", "pause"),
+    ];
+    let w = TestWorker::start_with(dir.path(), &caps, Vec::new())
+        .await
+        .unwrap();
+    let port = free_port();
+    create(
+        &w,
+        webhook("held", port, &[("request.timeout.ms", "60000")]),
+    )
+    .await;
+    let url = format!("http://127.0.0.1:{port}/ingest");
+    webhook_up(&url).await;
+    // Posts until one is held: its batch waits for room that never comes.
+    let (tx, mut answers) = tokio::sync::mpsc::unbounded_channel();
+    let poster = tokio::spawn(async move {
+        for _ in 0..20 {
+            let answer = post(&url, "text/plain", "h".repeat(400), None).await;
+            let done = answer.0 != 200;
+            tx.send(answer).unwrap();
+            if done {
+                return;
+            }
+        }
+    });
+    wait_until("the source to wait for room", || async {
+        task_trace(&w, "held")
+            .await
+            .is_some_and(|t| t.contains("log.buffer.max.bytes"))
+    })
+    .await;
+    let before = stored(&w.db, "hooks");
+    let (status, _) = w.delete("/connectors/held").await;
+    assert_eq!(status, 204);
+    poster.await.unwrap();
+    let mut last = None;
+    while let Ok(answer) = answers.try_recv() {
+        last = Some(answer);
+    }
+    let (status, retry, message) = last.expect("answers");
+    assert_eq!((status, retry.as_deref()), (503, Some("1")), "{message}");
+    assert!(message.contains("stopped"), "{message}");
+    assert_eq!(
+        stored(&w.db, "hooks"),
+        before,
+        "the held batch was not stored"
+    );
     w.stop().await;
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, watch};
 
@@ -167,6 +167,10 @@ fn parse_listener(listener: &str) -> Result<(bool, SocketAddr), String> {
 pub struct WebhookTask {
     runtime: Option<tokio::runtime::Runtime>,
     stop: Option<watch::Sender<bool>>,
+    /// What the request handlers share.
+    endpoint: Option<Arc<Endpoint>>,
+    /// Says when the server has stopped, having answered the requests it was handling.
+    served: Option<mpsc::Receiver<()>>,
     queue: Option<mpsc::Receiver<Submission>>,
     /// Requests whose records the last poll returned, answered by `commit`.
     pending: Vec<oneshot::Sender<Outcome>>,
@@ -198,6 +202,7 @@ impl WebhookTask {
             retry_after: parsed.get_int(RETRY_AFTER).unwrap_or(1).max(0) as u32,
             log_full,
             queue,
+            waiting: Default::default(),
         }
     }
 
@@ -251,12 +256,13 @@ impl SourceTask for WebhookTask {
             .map(|a| a.to_string())
             .unwrap_or_default();
         tracing::info!(scheme = if https { "https" } else { "http" }, address = %bound, path = %endpoint.path, "Webhook source listening.");
-        runtime.spawn(crate::security::server::serve(
-            listener,
-            tls,
-            server::routes(endpoint),
-            stopped,
-        ));
+        self.endpoint = Some(endpoint.clone());
+        let (served, finished) = mpsc::channel();
+        runtime.spawn(async move {
+            crate::security::server::serve(listener, tls, server::routes(endpoint), stopped).await;
+            let _ = served.send(());
+        });
+        self.served = Some(finished);
         self.runtime = Some(runtime);
         self.stop = Some(stop);
         self.queue = Some(receiver);
@@ -294,13 +300,26 @@ impl SourceTask for WebhookTask {
 
     fn stop(&mut self) {
         self.answer_all(Outcome::Stopped);
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(true);
-        }
         if let Some(queue) = self.queue.take() {
             while let Ok(submission) = queue.try_recv() {
                 let _ = submission.reply.send(Outcome::Stopped);
             }
+        }
+        // Requests arriving from here on find the queue closed and are answered 503 at once. The server's
+        // shutdown may close a connection whose request is still being answered, so the answers go out
+        // first.
+        if let Some(endpoint) = self.endpoint.take() {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while endpoint.waiting.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+        if let Some(served) = self.served.take() {
+            let _ = served.recv_timeout(Duration::from_secs(5));
         }
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_timeout(Duration::from_secs(2));

@@ -2,7 +2,7 @@
 //! records, hands them to the task's `poll` and answers once `commit` says they are in the local log.
 
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -100,6 +100,24 @@ pub struct Endpoint {
     pub log_full: Arc<AtomicBool>,
     /// Where records go to `poll`.
     pub queue: mpsc::Sender<Submission>,
+    /// Requests waiting for their records to be stored.
+    pub waiting: AtomicUsize,
+}
+
+/// Counts a request in [`Endpoint::waiting`] while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn enter(count: &'a AtomicUsize) -> Waiting<'a> {
+        count.fetch_add(1, Ordering::SeqCst);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// The webhook as one warp filter.
@@ -233,6 +251,7 @@ where
     if sent.is_err() {
         return unavailable(endpoint, "The connector is stopping");
     }
+    let _waiting = Waiting::enter(&endpoint.waiting);
     match tokio::time::timeout(endpoint.timeout, outcome).await {
         Ok(Ok(Outcome::Stored)) => stored(topic, count),
         Ok(_) => unavailable(endpoint, "The connector stopped before the records were stored"),
