@@ -408,3 +408,46 @@ impl SourceTask for HttpSourceTask {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_catches_up_while_old_offsets_move() {
+        let mut timer = Timer {
+            tail: Duration::from_millis(60_000),
+            catchup: Duration::from_millis(30_000),
+            ..Timer::default()
+        };
+        let hour_ago = now_ms() - 3_600_000;
+        assert_eq!(
+            timer.next(hour_ago),
+            timer.catchup,
+            "the offset moved and lags behind"
+        );
+        assert_eq!(timer.next(hour_ago), timer.tail, "the offset did not move");
+        assert_eq!(timer.next(now_ms()), timer.tail, "the offset is recent");
+    }
+
+    #[test]
+    fn validation_names_the_wrong_key() {
+        let config: BTreeMap<String, Option<String>> = [
+            (URL, "http://api"),
+            (SKIP_CODES, "3xx"),
+            (OFFSET_POINTER, "key"),
+            (HEADERS, "no colon"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), Some(v.to_string())))
+        .collect();
+        let keys: Vec<String> = HttpSource
+            .validate(&config)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        for k in [TOPIC, SKIP_CODES, OFFSET_POINTER, HEADERS] {
+            assert!(keys.contains(&k.to_string()), "{k} in {keys:?}");
+        }
+    }
+}
