@@ -339,6 +339,41 @@ async fn webhook_answers_503_to_requests_held_when_it_stops() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_refuses_at_once_while_paused() {
+    let f = Fixture::start().await;
+    let port = free_port();
+    create(&f.w, webhook("pausable", port, &[])).await;
+    let url = format!("http://127.0.0.1:{port}/ingest");
+    webhook_up(&url).await;
+    let (status, _) = f.w.put_empty("/connectors/pausable/pause").await;
+    assert_eq!(status, 202);
+    let attempt = AtomicUsize::new(0);
+    let (retry, message, body) = wait_for("a refusal while paused", DEADLINE, || async {
+        let body = format!("attempt-{}.", attempt.fetch_add(1, Ordering::SeqCst));
+        let started = std::time::Instant::now();
+        let (status, retry, message) = post(&url, "text/plain", body.clone(), None).await;
+        let at_once = started.elapsed() < Duration::from_millis(900);
+        (status == 503 && at_once).then_some((retry, message, body))
+    })
+    .await;
+    assert_eq!(retry.as_deref(), Some("1"));
+    assert!(message.contains("paused"), "{message}");
+    let (status, _) = f.w.put_empty("/connectors/pausable/resume").await;
+    assert_eq!(status, 202);
+    wait_for("a 200 once resumed", DEADLINE, || async {
+        (post(&url, "text/plain", "resumed", None).await.0 == 200).then_some(())
+    })
+    .await;
+    assert_eq!(stored_with(&f.w.db, "hooks", "resumed"), 1);
+    assert_eq!(
+        stored_with(&f.w.db, "hooks", &body),
+        0,
+        "{body} was refused"
+    );
+    f.w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_200_means_stored_across_kill_9() {
     let dir = tempdir();
     let binary = start_binary(dir.path(), &[]);

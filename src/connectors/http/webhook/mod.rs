@@ -7,18 +7,19 @@ pub mod server;
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, watch};
 
-use self::server::{Credentials, Endpoint, Outcome, Submission};
+use self::server::{Credentials, Endpoint, Outcome, Submission, TaskState};
 use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, TaskError};
 use crate::config::def::{
     ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
 use crate::connectors::plugin_identity;
+use crate::model::now_ms;
 use crate::record::SourceRecord;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -174,14 +175,14 @@ pub struct WebhookTask {
     queue: Option<mpsc::Receiver<Submission>>,
     /// Requests whose records the last poll returned, answered by `commit`.
     pending: Vec<oneshot::Sender<Outcome>>,
-    log_full: Arc<AtomicBool>,
+    state: Arc<TaskState>,
 }
 
 impl WebhookTask {
     fn endpoint(
         parsed: &ParsedConfig,
         queue: mpsc::Sender<Submission>,
-        log_full: Arc<AtomicBool>,
+        task: Arc<TaskState>,
     ) -> Endpoint {
         let text = |k: &str| parsed.get_string(k).filter(|v| !v.is_empty());
         let basic = text(BASIC_USER).map(|u| (u, text(BASIC_PASSWORD).unwrap_or_default()));
@@ -200,7 +201,7 @@ impl WebhookTask {
                 parsed.get_long(TIMEOUT_MS).unwrap_or(30_000).max(1) as u64
             ),
             retry_after: parsed.get_int(RETRY_AFTER).unwrap_or(1).max(0) as u32,
-            log_full,
+            task,
             queue,
             waiting: Default::default(),
         }
@@ -211,6 +212,7 @@ impl WebhookTask {
         for reply in self.pending.drain(..) {
             let _ = reply.send(outcome);
         }
+        self.state.in_hand.store(false, Ordering::SeqCst);
     }
 }
 
@@ -243,7 +245,8 @@ impl SourceTask for WebhookTask {
             .build()
             .map_err(|e| TaskError::fatal(format!("Cannot start the webhook's runtime: {e}")))?;
         let (sender, receiver) = mpsc::channel();
-        let endpoint = Arc::new(Self::endpoint(&parsed, sender, self.log_full.clone()));
+        self.state.last_poll_ms.store(now_ms(), Ordering::SeqCst);
+        let endpoint = Arc::new(Self::endpoint(&parsed, sender, self.state.clone()));
         let (stop, stopped) = watch::channel(false);
         let listener = {
             let _guard = runtime.enter();
@@ -273,6 +276,7 @@ impl SourceTask for WebhookTask {
         let Some(queue) = &self.queue else {
             return Err(TaskError::fatal("The webhook is not started"));
         };
+        self.state.last_poll_ms.store(now_ms(), Ordering::SeqCst);
         let mut records = Vec::new();
         let mut next = queue.recv_timeout(Duration::from_millis(200)).ok();
         while let Some(submission) = next {
@@ -286,6 +290,10 @@ impl SourceTask for WebhookTask {
             }
             next = queue.try_recv().ok();
         }
+        self.state
+            .in_hand
+            .store(!records.is_empty(), Ordering::SeqCst);
+        self.state.last_poll_ms.store(now_ms(), Ordering::SeqCst);
         Ok(records)
     }
 
@@ -295,7 +303,7 @@ impl SourceTask for WebhookTask {
     }
 
     fn log_full(&mut self, full: bool) {
-        self.log_full.store(full, Ordering::SeqCst);
+        self.state.log_full.store(full, Ordering::SeqCst);
     }
 
     fn stop(&mut self) {

@@ -2,7 +2,7 @@
 //! records, hands them to the task's `poll` and answers once `commit` says they are in the local log.
 
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use warp::reply::Response;
 use warp::{Filter, Reply};
 
 use super::body::{self, BodyShape, KeySource};
+use crate::model::now_ms;
 use crate::record::SourceRecord;
 use crate::security::auth::decode_basic;
 
@@ -96,12 +97,44 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// `retry.after.seconds`, sent with every 503.
     pub retry_after: u32,
-    /// Set while the byte cap holds the source back: requests are refused at once.
-    pub log_full: Arc<AtomicBool>,
+    /// What the task tells the handlers about itself.
+    pub task: Arc<TaskState>,
     /// Where records go to `poll`.
     pub queue: mpsc::Sender<Submission>,
     /// Requests waiting for their records to be stored.
     pub waiting: AtomicUsize,
+}
+
+const PAUSED: &str = "The connector is paused; try again later";
+
+/// How long the task may go without polling, with no records in hand, before it counts as paused.
+const PAUSED_AFTER_MS: i64 = 1000;
+
+/// What the task shares with the request handlers, so that they refuse at once what would only wait.
+#[derive(Debug, Default)]
+pub struct TaskState {
+    /// Set while the byte cap holds the task's records back.
+    pub log_full: AtomicBool,
+    /// Set from a poll that returned records until their commit (or the task's stop).
+    pub in_hand: AtomicBool,
+    /// When `poll` last began or ended, epoch milliseconds.
+    pub last_poll_ms: AtomicI64,
+}
+
+impl TaskState {
+    /// Why requests are refused now, if they are.
+    fn refusal(&self) -> Option<&'static str> {
+        if self.log_full.load(Ordering::SeqCst) {
+            return Some("The local log is full (log.buffer.max.bytes); try again later");
+        }
+        self.paused().then_some(PAUSED)
+    }
+
+    /// Whether the task is not being polled (the connector is paused) with no records in hand.
+    fn paused(&self) -> bool {
+        let idle = now_ms() - self.last_poll_ms.load(Ordering::SeqCst);
+        !self.in_hand.load(Ordering::SeqCst) && idle > PAUSED_AFTER_MS
+    }
 }
 
 /// Counts a request in [`Endpoint::waiting`] while it lives.
@@ -216,11 +249,8 @@ where
         Ok(b) => b,
         Err(response) => return response,
     };
-    if endpoint.log_full.load(Ordering::SeqCst) {
-        return unavailable(
-            endpoint,
-            "The local log is full (log.buffer.max.bytes); try again later",
-        );
+    if let Some(why) = endpoint.task.refusal() {
+        return unavailable(endpoint, why);
     }
     let Some(topic) = header(headers, &endpoint.topic_header).or(endpoint.topic.as_deref()) else {
         return answer(
@@ -252,10 +282,34 @@ where
         return unavailable(endpoint, "The connector is stopping");
     }
     let _waiting = Waiting::enter(&endpoint.waiting);
-    match tokio::time::timeout(endpoint.timeout, outcome).await {
-        Ok(Ok(Outcome::Stored)) => stored(topic, count),
-        Ok(_) => unavailable(endpoint, "The connector stopped before the records were stored"),
-        Err(_) => unavailable(endpoint, &format!("The records were not stored within request.timeout.ms={}ms (the source is paused or the local log is full); they may still be stored", endpoint.timeout.as_millis())),
+    match wait_stored(endpoint, outcome).await {
+        Ok(()) => stored(topic, count),
+        Err(why) => unavailable(endpoint, &why),
+    }
+}
+
+/// Waits for the task's word on a request's records. Gives up after `request.timeout.ms`, or as soon as
+/// the task turns out to be paused with the records still queued (dropping the receiver then keeps `poll`
+/// from taking them).
+async fn wait_stored(
+    endpoint: &Endpoint,
+    mut outcome: oneshot::Receiver<Outcome>,
+) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + endpoint.timeout;
+    loop {
+        let slice = deadline.min(tokio::time::Instant::now() + Duration::from_millis(250));
+        match tokio::time::timeout_at(slice, &mut outcome).await {
+            Ok(Ok(Outcome::Stored)) => return Ok(()),
+            Ok(_) => return Err("The connector stopped before the records were stored".into()),
+            Err(_) if slice >= deadline => {
+                return Err(format!("The records were not stored within request.timeout.ms={}ms (the local log is full); they may still be stored", endpoint.timeout.as_millis()));
+            }
+            Err(_) => {
+                if endpoint.task.paused() {
+                    return Err(PAUSED.into());
+                }
+            }
+        }
     }
 }
 
