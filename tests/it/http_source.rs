@@ -232,21 +232,33 @@ async fn webhook_refuses_bad_credentials_and_stores_nothing_of_bad_bodies() {
     w.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn webhook_answers_503_while_the_byte_cap_pauses_it() {
+/// A worker whose log holds at most `cap` bytes (policy `pause`), running webhook `name` with `extra`:
+/// its directory, the worker, and the webhook's URL once it answers.
+async fn capped_webhook(
+    cap: u64,
+    name: &str,
+    extra: &[(&str, &str)],
+) -> (tempfile::TempDir, TestWorker, String) {
     let dir = tempdir();
+    let cap = cap.to_string();
     let caps = [
-        ("log.buffer.max.bytes", "2000"),
+        ("log.buffer.max.bytes", cap.as_str()),
         ("log.buffer.full.policy", "pause"),
     ];
     let w = TestWorker::start_with(dir.path(), &caps, Vec::new())
         .await
         .unwrap();
     let port = free_port();
-    let extra = [("request.timeout.ms", "1000"), ("retry.after.seconds", "2")];
-    create(&w, webhook("capped", port, &extra)).await;
+    create(&w, webhook(name, port, extra)).await;
     let url = format!("http://127.0.0.1:{port}/ingest");
     webhook_up(&url).await;
+    (dir, w, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_answers_503_while_the_byte_cap_pauses_it() {
+    let extra = [("request.timeout.ms", "1000"), ("retry.after.seconds", "2")];
+    let (dir, w, url) = capped_webhook(2000, "capped", &extra).await;
     let body = "b".repeat(300);
     let mut refused = None;
     for _ in 0..40 {
@@ -285,22 +297,7 @@ async fn webhook_answers_503_while_the_byte_cap_pauses_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webhook_answers_503_to_requests_held_when_it_stops() {
-    let dir = tempdir();
-    let caps = [
-        ("log.buffer.max.bytes", "1000"),
-        ("log.buffer.full.policy", "pause"),
-    ];
-    let w = TestWorker::start_with(dir.path(), &caps, Vec::new())
-        .await
-        .unwrap();
-    let port = free_port();
-    create(
-        &w,
-        webhook("held", port, &[("request.timeout.ms", "60000")]),
-    )
-    .await;
-    let url = format!("http://127.0.0.1:{port}/ingest");
-    webhook_up(&url).await;
+    let (_dir, w, url) = capped_webhook(1000, "held", &[("request.timeout.ms", "60000")]).await;
     // Posts until one is held: its batch waits for room that never comes.
     let (tx, mut answers) = tokio::sync::mpsc::unbounded_channel();
     let poster = tokio::spawn(async move {
