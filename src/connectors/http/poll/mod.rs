@@ -55,118 +55,88 @@ impl ConnectorPlugin for HttpSource {
     fn config_def(&self) -> ConfigDef {
         use ConfigType::{Long, Password, String as Text};
         use Importance::{High, Low, Medium};
-        ConfigDef::new()
-            .define(
-                ConfigKey::new(URL, Text, DefaultValue::Required, High, "HTTP URL Template")
-                    .validator(Validator::NonEmptyString),
-            )
-            .define(
-                key(METHOD, Text, Some("GET"), High, "HTTP Method Template").validator(
-                    Validator::OneOf(vec!["GET", "HEAD", "POST", "PUT", "PATCH"]),
-                ),
-            )
-            .define(key(
-                HEADERS,
-                Text,
-                Some(""),
-                Medium,
-                "HTTP Headers Template",
-            ))
-            .define(key(
-                PARAMS,
-                Text,
-                Some(""),
-                Medium,
-                "HTTP Query Params Template",
-            ))
-            .define(key(BODY, Text, Some(""), Low, "HTTP Body Template"))
-            .define(key(OFFSET_INITIAL, Text, Some(""), High, "Starting offset"))
-            .define(key(
+        // (key, type, default, importance, documentation), as the original defines them.
+        let plain: [(&str, ConfigType, Option<&str>, Importance, &str); 17] = [
+            (HEADERS, Text, Some(""), Medium, "HTTP Headers Template"),
+            (PARAMS, Text, Some(""), Medium, "HTTP Query Params Template"),
+            (BODY, Text, Some(""), Low, "HTTP Body Template"),
+            (OFFSET_INITIAL, Text, Some(""), High, "Starting offset"),
+            (
                 INTERVAL,
                 Long,
                 Some("60000"),
                 High,
                 "Timer Tail Interval Millis",
-            ))
-            .define(key(
+            ),
+            (
                 CATCHUP_INTERVAL,
                 Long,
                 Some("30000"),
                 High,
                 "Timer Catchup Interval Millis",
-            ))
-            .define(key(
-                LIST_POINTER,
-                Text,
-                Some("/"),
-                High,
-                "Item List JsonPointer",
-            ))
-            .define(key(
-                RECORD_POINTER,
-                Text,
-                Some("/"),
-                High,
-                "Item JsonPointer",
-            ))
-            .define(key(KEY_POINTER, Text, None, High, "Item Key JsonPointers"))
-            .define(key(
+            ),
+            (LIST_POINTER, Text, Some("/"), High, "Item List JsonPointer"),
+            (RECORD_POINTER, Text, Some("/"), High, "Item JsonPointer"),
+            (KEY_POINTER, Text, None, High, "Item Key JsonPointers"),
+            (
                 TIMESTAMP_POINTER,
                 Text,
                 None,
                 Medium,
                 "Item Timestamp JsonPointer",
-            ))
-            .define(key(
+            ),
+            (
                 OFFSET_POINTER,
                 Text,
                 Some(""),
                 Medium,
                 "Item Offset JsonPointers",
-            ))
-            .define(
-                key(
-                    ORDER,
-                    Text,
-                    Some("IMPLICIT"),
-                    Low,
-                    "Order direction of the results in the response list",
-                )
-                .validator(Validator::OneOfCaseInsensitive(vec![
-                    "ASC", "DESC", "IMPLICIT",
-                ])),
-            )
-            .define(key(
-                PROCESS_CODES,
-                Text,
-                Some("200..299"),
-                High,
-                "Process Codes",
-            ))
-            .define(key(SKIP_CODES, Text, Some("300..399"), High, "Skip Codes"))
-            .define(
-                key(AUTH_TYPE, Text, Some("None"), Medium, "Authentication Type")
-                    .validator(Validator::OneOfCaseInsensitive(vec!["NONE", "BASIC"])),
-            )
-            .define(key(AUTH_USER, Text, Some(""), High, "Username"))
-            .define(key(AUTH_PASSWORD, Password, Some(""), High, "Password"))
-            .define(key(
+            ),
+            (PROCESS_CODES, Text, Some("200..299"), High, "Process Codes"),
+            (SKIP_CODES, Text, Some("300..399"), High, "Skip Codes"),
+            (AUTH_USER, Text, Some(""), High, "Username"),
+            (AUTH_PASSWORD, Password, Some(""), High, "Password"),
+            (
                 CONNECT_TIMEOUT,
                 Long,
                 Some("2000"),
                 High,
                 "Connection Timeout Millis",
-            ))
-            .define(key(
+            ),
+            (
                 READ_TIMEOUT,
                 Long,
                 Some("2000"),
                 High,
                 "Read Timeout Millis",
-            ))
-            .define(
-                key(TOPIC, Text, None, High, "Kafka Topic").validator(Validator::NonEmptyString),
+            ),
+        ];
+        let methods = vec!["GET", "HEAD", "POST", "PUT", "PATCH"];
+        let orders = vec!["ASC", "DESC", "IMPLICIT"];
+        let checked = [
+            ConfigKey::new(URL, Text, DefaultValue::Required, High, "HTTP URL Template")
+                .validator(Validator::NonEmptyString),
+            key(METHOD, Text, Some("GET"), High, "HTTP Method Template")
+                .validator(Validator::OneOf(methods)),
+            key(
+                ORDER,
+                Text,
+                Some("IMPLICIT"),
+                Low,
+                "Order direction of the results in the response list",
             )
+            .validator(Validator::OneOfCaseInsensitive(orders)),
+            key(AUTH_TYPE, Text, Some("None"), Medium, "Authentication Type")
+                .validator(Validator::OneOfCaseInsensitive(vec!["NONE", "BASIC"])),
+            key(TOPIC, Text, None, High, "Kafka Topic").validator(Validator::NonEmptyString),
+        ];
+        let keys = plain
+            .into_iter()
+            .map(|(name, t, default, importance, doc)| key(name, t, default, importance, doc));
+        checked
+            .into_iter()
+            .chain(keys)
+            .fold(ConfigDef::new(), ConfigDef::define)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let get = |k: &str| config.get(k).cloned().flatten().unwrap_or_default();
