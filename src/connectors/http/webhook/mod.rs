@@ -102,7 +102,7 @@ impl ConnectorPlugin for WebhookSource {
         };
         let mut errors = Vec::new();
         if let Some(listener) = get(LISTENER) {
-            if let Err(e) = parse_listener(&listener) {
+            if let Err(e) = split_listener(&listener) {
                 errors.push((LISTENER.to_string(), e));
             }
         }
@@ -144,7 +144,8 @@ impl ConnectorPlugin for WebhookSource {
 }
 
 /// `http://host:port` or `https://host:port` into (is https, address).
-fn parse_listener(listener: &str) -> Result<(bool, SocketAddr), String> {
+/// `http://host:port` or `https://host:port` into (is https, `host:port`), without resolving the host.
+fn split_listener(listener: &str) -> Result<(bool, &str), String> {
     let (scheme, rest) = listener
         .split_once("://")
         .ok_or_else(|| format!("{listener} is not an address of the form http://host:port"))?;
@@ -154,6 +155,17 @@ fn parse_listener(listener: &str) -> Result<(bool, SocketAddr), String> {
         other => return Err(format!("Unsupported scheme {other}: use http or https")),
     };
     let hostport = rest.trim_end_matches('/');
+    match hostport.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {
+            Ok((https, hostport))
+        }
+        _ => Err(format!("{hostport} is not of the form host:port")),
+    }
+}
+
+/// `http://host:port` or `https://host:port` into (is https, address).
+fn parse_listener(listener: &str) -> Result<(bool, SocketAddr), String> {
+    let (https, hostport) = split_listener(listener)?;
     let addr = hostport
         .to_socket_addrs()
         .map_err(|e| format!("Cannot resolve {hostport}: {e}"))?
@@ -359,5 +371,8 @@ mod tests {
         assert!(keys.contains(&TOPIC), "{errors:?}");
         assert!(keys.contains(&KEY_POINTER), "{errors:?}");
         assert!(validate(&[(LISTENER, "http://127.0.0.1:0"), (TOPIC, "t")]).is_empty());
+        assert!(validate(&[(LISTENER, "https://[::1]:8090/"), (TOPIC, "t")]).is_empty());
+        let errors = validate(&[(LISTENER, "http://host-without-port"), (TOPIC, "t")]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
     }
 }
