@@ -87,6 +87,11 @@ pub trait SourceTask: Send {
     fn commit(&mut self) -> Result<(), TaskError> {
         Ok(())
     }
+    /// Called with `true` when the topic log is full (`log.buffer.max.bytes` with the `pause` policy) and
+    /// the runtime holds the last poll's records until there is room (`poll` is not called meanwhile), and
+    /// with `false` once they are stored or the wait ends. Sources that data is pushed to refuse new data
+    /// meanwhile instead of letting it queue.
+    fn log_full(&mut self, _full: bool) {}
     /// Releases resources; called once, after the last poll.
     fn stop(&mut self) {}
 }

@@ -138,6 +138,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(SpoolDirJsonSource),
         Arc::new(SpoolDirLineDelimitedSource),
         Arc::new(SpoolDirSchemaLessJsonSource),
+        Arc::new(crate::connectors::http::webhook::WebhookSource),
+        Arc::new(crate::connectors::http::poll::HttpSource),
     ]
     .into_iter()
     .map(PluginDesc::connector)

@@ -98,7 +98,7 @@ fn poll_loop(
             records: convert_records(rt, records)?,
             track_topics,
         };
-        if !append_waiting(rt, batch)? {
+        if !append_waiting(rt, task, batch)? {
             // Not stored, and neither are its offsets: the next run reads them again.
             return Ok(());
         }
@@ -136,7 +136,11 @@ fn convert_records(
 /// Appends a batch to the topic log. With log.buffer.max.bytes and the pause policy, a full log makes
 /// the source wait here (it is not polled meanwhile); RUNNING with a trace says why. `Ok(false)`: the
 /// task was stopped while waiting and the batch was not stored.
-fn append_waiting(rt: &TaskRuntime, mut batch: AppendBatch) -> Result<bool, StageError> {
+fn append_waiting(
+    rt: &TaskRuntime,
+    task: &mut dyn SourceTask,
+    mut batch: AppendBatch,
+) -> Result<bool, StageError> {
     let mut backoff = Duration::from_millis(100);
     let mut waiting = false;
     loop {
@@ -151,14 +155,21 @@ fn append_waiting(rt: &TaskRuntime, mut batch: AppendBatch) -> Result<bool, Stag
                 if !waiting {
                     tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
                     rt.report_retrying(&TaskStage::AppendToLog.name(), message);
+                    task.log_full(true);
                     waiting = true;
                 }
                 rt.log_signal.notify();
                 if !rt.control.wait(backoff) {
                     match rt.checkpoint(|| Ok(()))? {
-                        Checkpoint::Stop => return Ok(false),
+                        Checkpoint::Stop => {
+                            if waiting {
+                                task.log_full(false);
+                            }
+                            return Ok(false);
+                        }
                         Checkpoint::Resumed => {
                             rt.report(State::Running, None);
+                            task.log_full(false);
                             waiting = false;
                         }
                         Checkpoint::Run => {}
@@ -171,6 +182,7 @@ fn append_waiting(rt: &TaskRuntime, mut batch: AppendBatch) -> Result<bool, Stag
     if waiting {
         tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");
         rt.report(State::Running, None);
+        task.log_full(false);
     }
     Ok(true)
 }

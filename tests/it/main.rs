@@ -8,6 +8,7 @@ mod edges;
 mod errors;
 mod faults;
 mod http_sink;
+mod http_source;
 mod kafka;
 mod kafka_security;
 mod kip980;

@@ -19,6 +19,7 @@ mod pipeline;
 mod report;
 mod rest;
 mod scale;
+mod webhook;
 mod worker;
 
 use std::path::PathBuf;
@@ -61,6 +62,8 @@ enum Scenario {
     Scale,
     /// A file source into the log and the HTTP sink out of it, batching on and off.
     HttpSink,
+    /// Requests and records per second into the webhook source, answered after commit.
+    Webhook,
 }
 
 impl Scenario {
@@ -81,6 +84,7 @@ impl Scenario {
             Scenario::Durability => durability::scenario(ctx, rows).await,
             Scenario::Scale => scale::scenario(ctx, rows).await,
             Scenario::HttpSink => http_sink::scenario(ctx, rows).await,
+            Scenario::Webhook => webhook::scenario(ctx, rows).await,
         }
     }
 }
