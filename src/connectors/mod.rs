@@ -6,6 +6,7 @@
 
 pub mod file;
 pub mod kafka;
+pub mod mqtt;
 pub mod verifiable;
 
 use std::collections::BTreeMap;

@@ -6,6 +6,7 @@ use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::kafka::{KafkaSink, MirrorSource};
+use crate::connectors::mqtt::{MqttSink, MqttSource};
 use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::converters::{
     bytes, defs, header, json, number, string, Converter, HeaderConverter, KAFKA_VERSION,
@@ -128,6 +129,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(VerifiableSource),
         Arc::new(KafkaSink),
         Arc::new(MirrorSource),
+        Arc::new(MqttSource),
+        Arc::new(MqttSink),
     ]
     .into_iter()
     .map(PluginDesc::connector)
