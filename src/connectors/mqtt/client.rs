@@ -403,7 +403,18 @@ enum Loop {
 enum Turn {
     Event(Event),
     Nothing,
-    Failed { message: String, refused: bool },
+    Failed {
+        message: String,
+        refused: bool,
+        /// The broker resumed a QoS 2 exchange rumqttc does not know (see [`super::repair`]).
+        unsolicited: bool,
+    },
+}
+
+/// Why [`Driver::drive`] returned.
+enum Exit {
+    Stopped,
+    Repair,
 }
 
 impl Loop {
@@ -412,6 +423,10 @@ impl Loop {
             Loop::V4(l) => match l.poll().await {
                 Ok(e) => v4_event(e),
                 Err(e) => Turn::Failed {
+                    unsolicited: matches!(
+                        e,
+                        rumqttc::ConnectionError::MqttState(rumqttc::StateError::Unsolicited(_))
+                    ),
                     refused: matches!(
                         e,
                         rumqttc::ConnectionError::ConnectionRefused(
@@ -427,6 +442,12 @@ impl Loop {
                 Err(e) => {
                     use rumqttc::v5::mqttbytes::v5::ConnectReturnCode as C;
                     Turn::Failed {
+                        unsolicited: matches!(
+                            e,
+                            rumqttc::v5::ConnectionError::MqttState(
+                                rumqttc::v5::StateError::Unsolicited(_)
+                            )
+                        ),
                         refused: matches!(
                             e,
                             rumqttc::v5::ConnectionError::ConnectionRefused(
@@ -691,12 +712,39 @@ impl Driver {
                 return;
             }
         };
-        runtime.block_on(self.drive());
+        let mut server = 0;
+        while let Exit::Repair = runtime.block_on(self.drive(&mut server)) {
+            // Blocking I/O, outside the runtime.
+            let target = self.settings.servers[server].clone();
+            let event = match super::repair::complete_releases(
+                &self.settings,
+                &target,
+                self.tls.as_ref(),
+            ) {
+                Ok(released) => {
+                    tracing::info!(
+                        count = released.len(),
+                        "Completed the QoS 2 releases the MQTT broker resumed."
+                    );
+                    for pkid in released {
+                        let _ = self.tx.send(Event::Released(pkid));
+                    }
+                    continue;
+                }
+                Err(e) => Event::Down(format!(
+                    "MQTT broker {}: completing resumed QoS 2 releases failed: {e}",
+                    target.uri
+                )),
+            };
+            if self.tx.send(event).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
 
-    async fn drive(&mut self) {
+    async fn drive(&mut self, server: &mut usize) -> Exit {
         let mut backoff = Duration::from_millis(100);
-        let mut server = 0;
         while !self.stop.load(Ordering::SeqCst) {
             let turn = tokio::select! {
                 t = self.event_loop.poll() => t,
@@ -705,8 +753,13 @@ impl Driver {
             let event = match turn {
                 Turn::Nothing => continue,
                 Turn::Event(e) => e,
-                Turn::Failed { message, refused } => {
-                    let uri = &self.settings.servers[server].uri;
+                Turn::Failed {
+                    unsolicited: true, ..
+                } if !self.settings.clean_session => return Exit::Repair,
+                Turn::Failed {
+                    message, refused, ..
+                } => {
+                    let uri = &self.settings.servers[*server].uri;
                     let message = format!("MQTT broker {uri}: {message}");
                     let event = if refused {
                         Event::Refused(message)
@@ -714,10 +767,10 @@ impl Driver {
                         Event::Down(message)
                     };
                     if self.tx.send(event).is_err() {
-                        return;
+                        return Exit::Stopped;
                     }
-                    server = (server + 1) % self.settings.servers.len();
-                    let next = self.settings.servers[server].clone();
+                    *server = (*server + 1) % self.settings.servers.len();
+                    let next = self.settings.servers[*server].clone();
                     self.event_loop
                         .target(&self.settings, &next, self.tls.as_ref());
                     tokio::select! {
@@ -737,12 +790,13 @@ impl Driver {
                 }
             }
             if self.tx.send(event).is_err() {
-                return;
+                return Exit::Stopped;
             }
         }
         self.handle.disconnect().await;
         // One more turn sends the DISCONNECT, when connected.
         let _ = tokio::time::timeout(Duration::from_millis(200), self.event_loop.poll()).await;
+        Exit::Stopped
     }
 }
 

@@ -8,6 +8,7 @@
 //! Both carry bytes: their converters default to `ByteArrayConverter` (keys of the source: strings).
 
 pub mod client;
+pub mod repair;
 pub mod sink;
 pub mod source;
 

@@ -4,11 +4,12 @@
 //! Messages are acknowledged to the broker (PUBACK, PUBREC) only in `commit`, after their records are in
 //! the local log. With a persistent session the broker keeps every message not yet acknowledged and
 //! sends it again after a reconnect or a restart, so none is lost. A QoS 2 message the broker sends again
-//! (DUP set) whose packet id belongs to a stored message the broker has not yet released (PUBREL) is the
-//! same message: it is acknowledged and dropped. Those packet ids travel in the source offset, so this
-//! holds across `kill -9` too.
+//! (DUP set) with the packet id, topic and payload of one of the last [`RECENT`] QoS 2 messages stored is
+//! the same message: it is acknowledged and dropped. Those packet ids travel in the source offset, so
+//! this holds across `kill -9` too. They are kept past the broker's release (PUBREL): a broker restored
+//! from its persistence file may send a message again even after releasing it.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value as Json};
@@ -24,6 +25,9 @@ use crate::record::{ConnectRecord, Header, SourceRecord};
 const MAX_BATCH: usize = 2000;
 /// How long a poll waits for the first message.
 const POLL_WAIT: Duration = Duration::from_millis(200);
+/// How many of the last QoS 2 messages a redelivery is recognized among (far more than a broker keeps
+/// in flight).
+pub const RECENT: usize = 1024;
 
 /// One MQTT source task.
 #[derive(Default)]
@@ -35,12 +39,17 @@ pub struct MqttSourceTask {
     to_ack: Vec<(u8, u16)>,
     /// Whether the last non-empty poll's records are not yet committed.
     uncommitted: bool,
-    /// QoS 2 packet ids of stored (or returned) messages the broker has not yet released, with a digest
-    /// of their topic and payload.
-    unreleased: BTreeMap<u16, u32>,
+    /// The packet ids of the last QoS 2 messages returned, oldest first, with a digest of their topic
+    /// and payload.
+    recent: VecDeque<(u16, u32)>,
+    /// Whether the session outlives the connection (only then are `recent` ids stored).
+    persistent: bool,
     /// Why the broker cannot be reached, while it cannot.
     down: Option<String>,
 }
+
+/// The source offset's field: `[packet id, digest]` of the last QoS 2 messages.
+const RECENT_FIELD: &str = "qos2.recent";
 
 /// FNV-1a over the topic and payload: tells a redelivered message from a new one that reuses its id.
 fn digest(m: &Message) -> u32 {
@@ -60,13 +69,9 @@ impl MqttSourceTask {
     }
 
     fn offset(&self) -> Map<String, Json> {
-        let ids: Vec<Json> = self
-            .unreleased
-            .iter()
-            .map(|(id, d)| json!([id, d]))
-            .collect();
+        let ids: Vec<Json> = self.recent.iter().map(|(id, d)| json!([id, d])).collect();
         let mut m = Map::new();
-        m.insert("unreleased".into(), Json::Array(ids));
+        m.insert(RECENT_FIELD.into(), Json::Array(ids));
         m
     }
 
@@ -79,7 +84,14 @@ impl MqttSourceTask {
 
     /// Whether `m` is a broker's second delivery of a QoS 2 message already returned.
     fn is_redelivery(&self, m: &Message) -> bool {
-        m.qos == 2 && m.dup && self.unreleased.get(&m.pkid) == Some(&digest(m))
+        m.qos == 2
+            && m.dup
+            && self
+                .recent
+                .iter()
+                .rev()
+                .find(|(id, _)| *id == m.pkid)
+                .is_some_and(|(_, d)| *d == digest(m))
     }
 
     fn record(&self, m: Message, now: i64) -> SourceRecord {
@@ -134,10 +146,7 @@ impl MqttSourceTask {
                 keys::USERNAME,
                 keys::PASSWORD
             ))),
-            Event::Released(pkid) => {
-                self.unreleased.remove(&pkid);
-                Ok(None)
-            }
+            Event::Released(_) | Event::Sent(_) | Event::Acked(_) => Ok(None),
             Event::Message(m) => {
                 if self.is_redelivery(&m) {
                     // Its first delivery is stored or about to be: acknowledged with the next commit.
@@ -145,12 +154,14 @@ impl MqttSourceTask {
                     return Ok(None);
                 }
                 if m.qos == 2 {
-                    self.unreleased.insert(m.pkid, digest(&m));
+                    self.recent.push_back((m.pkid, digest(&m)));
+                    if self.recent.len() > RECENT {
+                        self.recent.pop_front();
+                    }
                 }
                 self.to_ack.push((m.qos, m.pkid));
                 Ok(Some(m))
             }
-            Event::Sent(_) | Event::Acked(_) => Ok(None),
         }
     }
 }
@@ -173,9 +184,10 @@ impl SourceTask for MqttSourceTask {
             Json::String(settings.client_id.clone()),
         );
         // Only a persistent session redelivers, so only then do stored packet ids matter.
-        if !settings.clean_session {
+        self.persistent = !settings.clean_session;
+        if self.persistent {
             if let Some(offset) = context.offset(&Json::Object(self.partition.clone()))? {
-                self.unreleased = offset["unreleased"]
+                self.recent = offset[RECENT_FIELD]
                     .as_array()
                     .into_iter()
                     .flatten()
@@ -222,11 +234,11 @@ impl SourceTask for MqttSourceTask {
             return Ok(Vec::new());
         }
         let now = now_ms();
-        let offset = self.offset();
+        let offset = self.persistent.then(|| self.offset());
         let mut records: Vec<SourceRecord> =
             messages.into_iter().map(|m| self.record(m, now)).collect();
         if let Some(last) = records.last_mut() {
-            last.source_offset = Some(offset);
+            last.source_offset = offset;
         }
         self.uncommitted = true;
         Ok(records)
