@@ -198,6 +198,37 @@ async fn sink_records_wait_in_the_log_through_a_broker_outage() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn source_stays_running_through_a_broker_outage_and_says_why() {
+    let mut broker = Mosquitto::start();
+    let f = Fixture::start().await;
+    f.w.create(with(
+        source("down", &broker.uri(), "d/#", 1, "down"),
+        &[("mqtt.clean.session.enabled", "false")],
+    ))
+    .await;
+    f.w.create(file_sink("down-out", &f.output, "down")).await;
+    wait_subscribed(&broker, "down-0", 1).await;
+    tokio::task::block_in_place(|| broker.stop());
+    let uri = broker.uri();
+    wait_until("the source to report the outage", || async {
+        let s = f.w.status("down").await;
+        s["tasks"][0]["state"] == "RUNNING"
+            && s["tasks"][0]["trace"]
+                .as_str()
+                .is_some_and(|t| t.contains(&uri) && t.contains("retried with backoff"))
+    })
+    .await;
+    tokio::task::block_in_place(|| broker.restart());
+    let expected = numbered("after", 0..50);
+    tokio::task::block_in_place(|| broker.publish("d/x", QoS::AtLeastOnce, expected.clone()));
+    assert_eq!(wait_lines(&f.output, 50).await, expected);
+    wait_until("the trace to clear", || async {
+        f.w.status("down").await["tasks"][0]["trace"].is_null()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn persistent_session_source_loses_nothing_across_kill_9_and_broker_restarts() {
     let mut broker = Mosquitto::start();
     let dir = tempdir();

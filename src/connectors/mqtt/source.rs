@@ -254,3 +254,80 @@ impl SourceTask for MqttSourceTask {
         self.connection = None;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(pkid: u16, payload: &str, qos: u8, dup: bool) -> Message {
+        Message {
+            topic: "plant/a".into(),
+            payload: payload.as_bytes().to_vec(),
+            qos,
+            retain: false,
+            dup,
+            pkid,
+        }
+    }
+
+    #[test]
+    fn a_record_carries_the_topic_as_key_the_payload_as_bytes_and_mqtt_headers() {
+        let mut task = MqttSourceTask {
+            kafka_topic: "local".into(),
+            ..Default::default()
+        };
+        task.partition
+            .insert(keys::CLIENT_ID.into(), Json::String("c-0".into()));
+        let mut m = message(7, "21.5", 1, true);
+        m.retain = true;
+        let r = task.record(m, 1234);
+        assert_eq!(r.record.topic, "local");
+        assert_eq!(r.record.key, Value::String("plant/a".into()));
+        assert_eq!(r.record.value, Value::Bytes(b"21.5".to_vec()));
+        assert_eq!(r.record.timestamp, Some(1234));
+        let headers: Vec<(&str, &Value)> = r
+            .record
+            .headers
+            .iter()
+            .map(|h| (h.key.as_str(), &h.value))
+            .collect();
+        assert_eq!(
+            headers,
+            vec![
+                ("mqtt.message.id", &Value::Int32(7)),
+                ("mqtt.qos", &Value::Int32(1)),
+                ("mqtt.retained", &Value::Boolean(true)),
+                ("mqtt.duplicate", &Value::Boolean(true)),
+            ]
+        );
+        assert_eq!(r.source_partition, Some(task.partition.clone()));
+    }
+
+    #[test]
+    fn only_a_qos_2_redelivery_of_a_recent_message_is_dropped() {
+        let mut task = MqttSourceTask::default();
+        let kept = |task: &mut MqttSourceTask, m: Message| {
+            task.on_event(Event::Message(m)).unwrap().is_some()
+        };
+        assert!(kept(&mut task, message(1, "a", 2, false)));
+        // The same id, topic and payload, flagged as sent again: dropped, but acknowledged.
+        assert!(!kept(&mut task, message(1, "a", 2, true)));
+        assert_eq!(task.to_ack, vec![(2, 1), (2, 1)]);
+        // Another payload under a reused id, or no DUP flag: a new message.
+        assert!(kept(&mut task, message(1, "b", 2, true)));
+        assert!(kept(&mut task, message(1, "b", 2, false)));
+        // QoS 1 cannot tell: kept.
+        assert!(kept(&mut task, message(2, "c", 1, false)));
+        assert!(kept(&mut task, message(2, "c", 1, true)));
+        // The window is bounded and travels in the offset.
+        for i in 0..(RECENT as u16 + 10) {
+            kept(&mut task, message(100 + i, "x", 2, false));
+        }
+        assert_eq!(task.recent.len(), RECENT);
+        assert_eq!(
+            task.offset()[RECENT_FIELD].as_array().unwrap().len(),
+            RECENT
+        );
+        assert!(kept(&mut task, message(1, "b", 2, true)), "forgotten");
+    }
+}
