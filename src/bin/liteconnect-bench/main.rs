@@ -14,6 +14,7 @@ mod durability;
 mod footprint;
 mod group_commit;
 mod log;
+mod mqtt;
 mod pipeline;
 mod report;
 mod rest;
@@ -58,6 +59,8 @@ enum Scenario {
     Durability,
     /// Cost per record of a small pipeline against a large one.
     Scale,
+    /// The MQTT source at QoS 0 and 1 against a bare subscriber, on a mosquitto started for it.
+    Mqtt,
 }
 
 impl Scenario {
@@ -77,6 +80,7 @@ impl Scenario {
             Scenario::Footprint => footprint::scenario(ctx, rows).await,
             Scenario::Durability => durability::scenario(ctx, rows).await,
             Scenario::Scale => scale::scenario(ctx, rows).await,
+            Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
         }
     }
 }
