@@ -14,6 +14,8 @@ use crate::connectors::{Props, TaskError};
 
 /// How many requests (publishes, acknowledgments) wait for the event loop before `try_*` refuses more.
 pub const REQUEST_CAPACITY: usize = 4096;
+/// How long an acknowledgment waits for room in the request queue.
+const QUEUE_WAIT: Duration = Duration::from_secs(10);
 /// The longest pause between two connection attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
@@ -373,15 +375,13 @@ impl Handle {
         }
     }
 
-    fn publish(&self, topic: &str, qos: QoS, retain: bool, payload: Vec<u8>) -> Result<(), bool> {
-        let full = |e: String| e.contains("full") || e.contains("Full");
+    /// `Err` when the request queue does not take it now (full, or the event loop is gone).
+    fn publish(&self, topic: &str, qos: QoS, retain: bool, payload: Vec<u8>) -> Result<(), ()> {
         match self {
-            Handle::V4(c) => c
-                .try_publish(topic, qos, retain, payload)
-                .map_err(|e| full(format!("{e:?}"))),
+            Handle::V4(c) => c.try_publish(topic, qos, retain, payload).map_err(|_| ()),
             Handle::V5(c) => c
                 .try_publish(topic, v5_qos(qos), retain, payload)
-                .map_err(|e| full(format!("{e:?}"))),
+                .map_err(|_| ()),
         }
     }
 
@@ -647,14 +647,26 @@ impl Connection {
         self.events.try_recv().ok()
     }
 
-    /// Acknowledges a received message (PUBACK for QoS 1, PUBREC for QoS 2; nothing for QoS 0).
-    pub fn ack(&self, qos: u8, pkid: u16) -> Result<(), TaskError> {
+    /// Whether the connection thread has ended (its requests are never sent then).
+    fn gone(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Acknowledges a received message (PUBACK for QoS 1, PUBREC for QoS 2; nothing for QoS 0), waiting
+    /// for room in the request queue. `false` when it could not be handed over: the broker then sends the
+    /// message again on the next connection of a persistent session.
+    pub fn ack(&self, qos: u8, pkid: u16) -> bool {
         if qos == 0 {
-            return Ok(());
+            return true;
         }
-        self.handle.ack(qos, pkid).map_err(|e| {
-            TaskError::Retriable(format!("Could not acknowledge MQTT message {pkid}: {e}"))
-        })
+        let deadline = std::time::Instant::now() + QUEUE_WAIT;
+        loop {
+            match self.handle.ack(qos, pkid) {
+                Ok(()) => return true,
+                Err(_) if self.gone() || std::time::Instant::now() >= deadline => return false,
+                Err(_) => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
     }
 
     /// Hands a message to the event loop: `Ok(false)` when its queue is full (try again after reading
@@ -668,10 +680,10 @@ impl Connection {
     ) -> Result<bool, TaskError> {
         match self.handle.publish(topic, qos, retain, payload) {
             Ok(()) => Ok(true),
-            Err(true) => Ok(false),
-            Err(false) => Err(TaskError::Retriable(
+            Err(()) if self.gone() => Err(TaskError::Retriable(
                 "The MQTT connection thread has stopped".into(),
             )),
+            Err(()) => Ok(false),
         }
     }
 }

@@ -76,8 +76,22 @@ impl MqttSourceTask {
     }
 
     fn ack_all(&mut self) -> Result<(), TaskError> {
-        for (qos, pkid) in std::mem::take(&mut self.to_ack) {
-            self.connection()?.ack(qos, pkid)?;
+        let connection = self
+            .connection
+            .as_ref()
+            .ok_or_else(|| TaskError::fatal("not started"))?;
+        let mut lost = 0;
+        for (qos, pkid) in self.to_ack.drain(..) {
+            if !connection.ack(qos, pkid) {
+                lost += 1;
+            }
+        }
+        if lost > 0 {
+            // Stored already: a persistent session sends them again, and QoS 2 copies are dropped.
+            tracing::warn!(
+                lost,
+                "Could not acknowledge stored MQTT messages to the broker."
+            );
         }
         Ok(())
     }
