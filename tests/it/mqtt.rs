@@ -48,6 +48,35 @@ async fn wait_lines(path: &std::path::Path, n: usize) -> Vec<String> {
     .await
 }
 
+/// Waits until task 0 of `name` is RUNNING with a trace containing every one of `parts`.
+async fn wait_for_trace(w: &TestWorker, name: &str, parts: &[&str]) {
+    wait_until(&format!("{name} to report {parts:?}"), || async {
+        let s = w.status(name).await;
+        s["tasks"][0]["state"] == "RUNNING"
+            && s["tasks"][0]["trace"]
+                .as_str()
+                .is_some_and(|t| parts.iter().all(|p| t.contains(p)))
+    })
+    .await;
+}
+
+/// Waits until task 0 of `name` shows no trace.
+async fn wait_for_trace_cleared(w: &TestWorker, name: &str) {
+    wait_until(&format!("{name}'s trace to clear"), || async {
+        w.status(name).await["tasks"][0]["trace"].is_null()
+    })
+    .await;
+}
+
+/// A file source from the fixture's input into `lines`, and the MQTT sink `pub` from there to `target`.
+async fn file_to_mqtt(f: &Fixture, broker: &Mosquitto, target: &str, qos: u8) {
+    f.w.create(file_source("in", &f.input, "lines")).await;
+    f.w.create(json!({"name": "pub", "config": {
+        "connector.class": "MqttSink", "tasks.max": "1", "topics": "lines",
+        "mqtt.server.uri": broker.uri(), "mqtt.topics": target, "mqtt.qos": qos.to_string()}}))
+        .await;
+}
+
 fn qos_of(n: u8) -> QoS {
     [QoS::AtMostOnce, QoS::AtLeastOnce, QoS::ExactlyOnce][n as usize]
 }
@@ -143,11 +172,7 @@ async fn file_source_through_the_mqtt_sink_reaches_a_subscriber() {
     let broker = Mosquitto::start();
     let f = Fixture::start().await;
     let mut sub = tokio::task::block_in_place(|| broker.subscribe("out/#", QoS::AtLeastOnce));
-    f.w.create(file_source("in", &f.input, "lines")).await;
-    f.w.create(json!({"name": "pub", "config": {
-        "connector.class": "MqttSink", "tasks.max": "1", "topics": "lines",
-        "mqtt.server.uri": broker.uri(), "mqtt.topics": "out/lines", "mqtt.qos": "1"}}))
-        .await;
+    file_to_mqtt(&f, &broker, "out/lines", 1).await;
     let expected = numbered("line", 0..300);
     append_lines(&f.input, expected.clone());
     tokio::task::block_in_place(|| sub.wait_for(expected.len()));
@@ -168,11 +193,7 @@ async fn sink_records_wait_in_the_log_through_a_broker_outage() {
     let mut sub = tokio::task::block_in_place(|| {
         broker.subscribe_as(Some("outage-sub"), "out", QoS::AtLeastOnce)
     });
-    f.w.create(file_source("in", &f.input, "lines")).await;
-    f.w.create(json!({"name": "pub", "config": {
-        "connector.class": "MqttSink", "tasks.max": "1", "topics": "lines",
-        "mqtt.server.uri": broker.uri(), "mqtt.topics": "out", "mqtt.qos": "2"}}))
-        .await;
+    file_to_mqtt(&f, &broker, "out", 2).await;
     let first = numbered("before", 0..50);
     append_lines(&f.input, first.clone());
     tokio::task::block_in_place(|| sub.wait_for(first.len()));
@@ -180,21 +201,11 @@ async fn sink_records_wait_in_the_log_through_a_broker_outage() {
     let second = numbered("during", 0..50);
     append_lines(&f.input, second.clone());
     // The task keeps running and says why nothing is delivered.
-    wait_until("the sink to report the outage", || async {
-        let s = f.w.status("pub").await;
-        s["tasks"][0]["state"] == "RUNNING"
-            && s["tasks"][0]["trace"]
-                .as_str()
-                .is_some_and(|t| t.contains("wait in the local log"))
-    })
-    .await;
+    wait_for_trace(&f.w, "pub", &["wait in the local log"]).await;
     tokio::task::block_in_place(|| broker.restart());
     let all: Vec<String> = first.iter().chain(&second).cloned().collect();
     tokio::task::block_in_place(|| sub.wait_for_all(&all));
-    wait_until("the trace to clear", || async {
-        f.w.status("pub").await["tasks"][0]["trace"].is_null()
-    })
-    .await;
+    wait_for_trace_cleared(&f.w, "pub").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -210,22 +221,12 @@ async fn source_stays_running_through_a_broker_outage_and_says_why() {
     wait_subscribed(&broker, "down-0", 1).await;
     tokio::task::block_in_place(|| broker.stop());
     let uri = broker.uri();
-    wait_until("the source to report the outage", || async {
-        let s = f.w.status("down").await;
-        s["tasks"][0]["state"] == "RUNNING"
-            && s["tasks"][0]["trace"]
-                .as_str()
-                .is_some_and(|t| t.contains(&uri) && t.contains("retried with backoff"))
-    })
-    .await;
+    wait_for_trace(&f.w, "down", &[&uri, "retried with backoff"]).await;
     tokio::task::block_in_place(|| broker.restart());
     let expected = numbered("after", 0..50);
     tokio::task::block_in_place(|| broker.publish("d/x", QoS::AtLeastOnce, expected.clone()));
     assert_eq!(wait_lines(&f.output, 50).await, expected);
-    wait_until("the trace to clear", || async {
-        f.w.status("down").await["tasks"][0]["trace"].is_null()
-    })
-    .await;
+    wait_for_trace_cleared(&f.w, "down").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

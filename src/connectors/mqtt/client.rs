@@ -475,50 +475,40 @@ impl Loop {
     }
 }
 
+/// Maps an event of either protocol version to an [`Event`]: `$event` of the enum `$ev` whose packets
+/// are `$pk`; `$topic` reads the topic of the PUBLISH `$p`. The two versions' packets share field names.
+macro_rules! turn_of {
+    ($event:expr, $ev:ident, $pk:ident, |$p:ident| $topic:expr) => {
+        Turn::Event(match $event {
+            $ev::Incoming($pk::ConnAck(c)) => Event::Up {
+                session_present: c.session_present,
+            },
+            $ev::Incoming($pk::Publish($p)) => Event::Message(Message {
+                topic: $topic,
+                payload: $p.payload.to_vec(),
+                qos: $p.qos as u8,
+                retain: $p.retain,
+                dup: $p.dup,
+                pkid: $p.pkid,
+            }),
+            $ev::Incoming($pk::PubRel(r)) => Event::Released(r.pkid),
+            $ev::Incoming($pk::PubAck(a)) => Event::Acked(a.pkid),
+            $ev::Incoming($pk::PubComp(a)) => Event::Acked(a.pkid),
+            $ev::Outgoing(rumqttc::Outgoing::Publish(pkid)) => Event::Sent(pkid),
+            _ => return Turn::Nothing,
+        })
+    };
+}
+
 fn v4_event(e: rumqttc::Event) -> Turn {
-    use rumqttc::{Event as E, Outgoing, Packet as P};
-    Turn::Event(match e {
-        E::Incoming(P::ConnAck(c)) => Event::Up {
-            session_present: c.session_present,
-        },
-        E::Incoming(P::Publish(p)) => Event::Message(Message {
-            topic: p.topic,
-            payload: p.payload.to_vec(),
-            qos: p.qos as u8,
-            retain: p.retain,
-            dup: p.dup,
-            pkid: p.pkid,
-        }),
-        E::Incoming(P::PubRel(r)) => Event::Released(r.pkid),
-        E::Incoming(P::PubAck(a)) => Event::Acked(a.pkid),
-        E::Incoming(P::PubComp(a)) => Event::Acked(a.pkid),
-        E::Outgoing(Outgoing::Publish(pkid)) => Event::Sent(pkid),
-        _ => return Turn::Nothing,
-    })
+    use rumqttc::{Event as E, Packet as P};
+    turn_of!(e, E, P, |p| p.topic.clone())
 }
 
 fn v5_event(e: rumqttc::v5::Event) -> Turn {
     use rumqttc::v5::mqttbytes::v5::Packet as P;
     use rumqttc::v5::Event as E;
-    use rumqttc::Outgoing;
-    Turn::Event(match e {
-        E::Incoming(P::ConnAck(c)) => Event::Up {
-            session_present: c.session_present,
-        },
-        E::Incoming(P::Publish(p)) => Event::Message(Message {
-            topic: String::from_utf8_lossy(&p.topic).into_owned(),
-            payload: p.payload.to_vec(),
-            qos: p.qos as u8,
-            retain: p.retain,
-            dup: p.dup,
-            pkid: p.pkid,
-        }),
-        E::Incoming(P::PubRel(r)) => Event::Released(r.pkid),
-        E::Incoming(P::PubAck(a)) => Event::Acked(a.pkid),
-        E::Incoming(P::PubComp(a)) => Event::Acked(a.pkid),
-        E::Outgoing(Outgoing::Publish(pkid)) => Event::Sent(pkid),
-        _ => return Turn::Nothing,
-    })
+    turn_of!(e, E, P, |p| String::from_utf8_lossy(&p.topic).into_owned())
 }
 
 fn transport(server: &Server, tls: Option<&Arc<rustls::ClientConfig>>) -> Transport {

@@ -88,6 +88,17 @@ fn present(config: &BTreeMap<String, Option<String>>) -> Props {
         .collect()
 }
 
+/// A boolean key of low importance.
+fn boolean(name: &'static str, default: &str, doc: &'static str) -> ConfigKey {
+    ConfigKey::new(
+        name,
+        ConfigType::Boolean,
+        DefaultValue::Value(default.into()),
+        Importance::Low,
+        doc,
+    )
+}
+
 /// The keys both connectors share.
 fn connection_def() -> ConfigDef {
     let string = |name, default: &str, importance, doc| {
@@ -98,6 +109,16 @@ fn connection_def() -> ConfigDef {
             importance,
             doc,
         )
+    };
+    let seconds = |name, default: &str, doc| {
+        ConfigKey::new(
+            name,
+            ConfigType::Int,
+            DefaultValue::Value(default.into()),
+            Importance::Low,
+            doc,
+        )
+        .validator(Validator::AtLeast(1.0))
     };
     let password = |name, doc| {
         ConfigKey::new(
@@ -129,11 +150,9 @@ fn connection_def() -> ConfigDef {
             )
             .validator(Validator::Between(0.0, 2.0)),
         )
-        .define(ConfigKey::new(
+        .define(boolean(
             keys::CLEAN_SESSION,
-            ConfigType::Boolean,
-            DefaultValue::Value("true".into()),
-            Importance::Low,
+            "true",
             "Sets whether the client and server should remember state across restarts and reconnects.",
         ))
         .define(string(
@@ -142,26 +161,16 @@ fn connection_def() -> ConfigDef {
             Importance::Low,
             "The client id; blank: the connector name and the task number.",
         ))
-        .define(
-            ConfigKey::new(
-                keys::CONNECT_TIMEOUT,
-                ConfigType::Int,
-                DefaultValue::Value("30".into()),
-                Importance::Low,
-                "Sets the connection timeout value.",
-            )
-            .validator(Validator::AtLeast(1.0)),
-        )
-        .define(
-            ConfigKey::new(
-                keys::KEEPALIVE,
-                ConfigType::Int,
-                DefaultValue::Value("60".into()),
-                Importance::Low,
-                "Sets the \"keep alive\" interval.",
-            )
-            .validator(Validator::AtLeast(1.0)),
-        )
+        .define(seconds(
+            keys::CONNECT_TIMEOUT,
+            "30",
+            "Sets the connection timeout value.",
+        ))
+        .define(seconds(
+            keys::KEEPALIVE,
+            "60",
+            "Sets the \"keep alive\" interval.",
+        ))
         .define(string(
             keys::USERNAME,
             "",
@@ -325,11 +334,9 @@ impl ConnectorPlugin for MqttSink {
                 Importance::High,
                 "The MQTT topic to publish to; blank: the record's topic.",
             ))
-            .define(ConfigKey::new(
+            .define(boolean(
                 keys::RETAINED,
-                ConfigType::Boolean,
-                DefaultValue::Value("false".into()),
-                Importance::Low,
+                "false",
                 "Whether the broker retains the published messages.",
             ))
     }

@@ -56,26 +56,31 @@ impl Default for MqttSinkTask {
 
 /// The payload of a value: bytes or a string's UTF-8 bytes, as the original takes them.
 fn payload(record: &SinkRecord) -> Result<Vec<u8>, TaskError> {
-    match &record.record.value {
-        Value::Bytes(b) => Ok(b.clone()),
-        Value::String(s) => Ok(s.clone().into_bytes()),
-        Value::Null => Ok(Vec::new()),
-        other => Err(TaskError::fatal(format!(
-            "The MQTT sink publishes bytes, but the value of {}-{}@{} is a {}: use org.apache.kafka.connect.converters.ByteArrayConverter (the connector's default) or StringConverter for value.converter",
-            record.record.topic,
-            record.record.kafka_partition.unwrap_or(0),
-            record.kafka_offset,
-            other.java_class()
-        ))),
+    let value = &record.record.value;
+    if let Value::Bytes(b) = value {
+        return Ok(b.clone());
     }
+    if let Value::String(s) = value {
+        return Ok(s.as_bytes().to_vec());
+    }
+    if value.is_null() {
+        return Ok(Vec::new());
+    }
+    let at = format!(
+        "{}-{}@{}",
+        record.record.topic,
+        record.record.kafka_partition.unwrap_or(0),
+        record.kafka_offset
+    );
+    let class = value.java_class();
+    Err(TaskError::fatal(format!("The MQTT sink publishes bytes, but the value of {at} is a {class}: use org.apache.kafka.connect.converters.ByteArrayConverter (the connector's default) or StringConverter for value.converter")))
 }
 
 impl MqttSinkTask {
     fn connect(&mut self) -> Result<(), TaskError> {
-        let settings = self
-            .settings
-            .as_ref()
-            .ok_or_else(|| TaskError::fatal("not started"))?;
+        let Some(settings) = &self.settings else {
+            return Err(TaskError::fatal("not started"));
+        };
         self.connection = Some(Connection::open(settings, Vec::new())?);
         Ok(())
     }
