@@ -298,6 +298,7 @@ async fn persistent_session_source_loses_nothing_across_kill_9_and_broker_restar
 async fn source_logs_in_with_a_password_over_tls_and_refuses_bad_settings() {
     let ca = Ca::new("mqtt-test-ca");
     let ca_pem = ca.pem();
+    let (client_cert, client_key) = ca.leaf(&["edge-client"]);
     let broker = Mosquitto::start_with(Options {
         user: Some(("edge".into(), "s3cret".into())),
         tls: Some(ca),
@@ -305,6 +306,11 @@ async fn source_logs_in_with_a_password_over_tls_and_refuses_bad_settings() {
     broker.use_credentials("edge", "s3cret");
     let f = Fixture::start().await;
     let trust = write_file(f.dir.path(), "ca.pem", &ca_pem);
+    let key_store = write_file(
+        f.dir.path(),
+        "client.pem",
+        &format!("{client_cert}{client_key}"),
+    );
     let secure = |name: &str, password: &str, trust: &str| {
         with(
             source(name, &broker.tls_uri(), "secure/data", 2, name),
@@ -312,6 +318,7 @@ async fn source_logs_in_with_a_password_over_tls_and_refuses_bad_settings() {
                 ("mqtt.username", "edge"),
                 ("mqtt.password", password),
                 ("mqtt.ssl.trust.store.path", trust),
+                ("mqtt.ssl.key.store.path", &key_store),
             ],
         )
     };

@@ -100,16 +100,69 @@ fn boolean(name: &'static str, default: &str, doc: &'static str) -> ConfigKey {
 }
 
 /// The keys both connectors share.
-fn connection_def() -> ConfigDef {
-    let string = |name, default: &str, importance, doc| {
+fn string(
+    name: &'static str,
+    default: &str,
+    importance: Importance,
+    doc: &'static str,
+) -> ConfigKey {
+    ConfigKey::new(
+        name,
+        ConfigType::String,
+        DefaultValue::Value(default.into()),
+        importance,
+        doc,
+    )
+}
+
+/// The credential and TLS keys.
+fn security_keys(def: ConfigDef) -> ConfigDef {
+    let password = |name, doc| {
         ConfigKey::new(
             name,
-            ConfigType::String,
-            DefaultValue::Value(default.into()),
-            importance,
+            ConfigType::Password,
+            DefaultValue::Value(String::new()),
+            Importance::High,
             doc,
         )
     };
+    def.define(string(
+        keys::USERNAME,
+        "",
+        Importance::High,
+        "Username to connect with, or blank to connect without a username.",
+    ))
+    .define(password(
+        keys::PASSWORD,
+        "Password to connect with, or blank to connect without a password.",
+    ))
+    .define(string(
+        keys::TRUST_STORE,
+        "",
+        Importance::High,
+        "PEM file of the CA certificates that validate the broker's certificate (JKS is refused).",
+    ))
+    .define(password(
+        keys::TRUST_STORE_PASSWORD,
+        "Accepted and unused: PEM files have no password.",
+    ))
+    .define(string(
+        keys::KEY_STORE,
+        "",
+        Importance::High,
+        "PEM file with the client certificate chain and its unencrypted private key (JKS is refused).",
+    ))
+    .define(password(
+        keys::KEY_STORE_PASSWORD,
+        "Accepted and unused: PEM files have no password.",
+    ))
+    .define(password(
+        keys::KEY_PASSWORD,
+        "Accepted and unused: the private key must be unencrypted.",
+    ))
+}
+
+fn connection_def() -> ConfigDef {
     let seconds = |name, default: &str, doc| {
         ConfigKey::new(
             name,
@@ -120,16 +173,7 @@ fn connection_def() -> ConfigDef {
         )
         .validator(Validator::AtLeast(1.0))
     };
-    let password = |name, doc| {
-        ConfigKey::new(
-            name,
-            ConfigType::Password,
-            DefaultValue::Value(String::new()),
-            Importance::High,
-            doc,
-        )
-    };
-    ConfigDef::new()
+    security_keys(ConfigDef::new())
         .define(
             ConfigKey::new(
                 keys::SERVER_URI,
@@ -170,40 +214,6 @@ fn connection_def() -> ConfigDef {
             keys::KEEPALIVE,
             "60",
             "Sets the \"keep alive\" interval.",
-        ))
-        .define(string(
-            keys::USERNAME,
-            "",
-            Importance::High,
-            "Username to connect with, or blank to connect without a username.",
-        ))
-        .define(password(
-            keys::PASSWORD,
-            "Password to connect with, or blank to connect without a password.",
-        ))
-        .define(string(
-            keys::TRUST_STORE,
-            "",
-            Importance::High,
-            "PEM file of the CA certificates that validate the broker's certificate (JKS is refused).",
-        ))
-        .define(password(
-            keys::TRUST_STORE_PASSWORD,
-            "Accepted and unused: PEM files have no password.",
-        ))
-        .define(string(
-            keys::KEY_STORE,
-            "",
-            Importance::High,
-            "PEM file with the client certificate chain and its unencrypted private key (JKS is refused).",
-        ))
-        .define(password(
-            keys::KEY_STORE_PASSWORD,
-            "Accepted and unused: PEM files have no password.",
-        ))
-        .define(password(
-            keys::KEY_PASSWORD,
-            "Accepted and unused: the private key must be unencrypted.",
         ))
         .define(
             string(

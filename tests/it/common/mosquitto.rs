@@ -36,7 +36,8 @@ fn free_port() -> u16 {
 pub struct Options {
     /// A user and password; anonymous clients are refused then.
     pub user: Option<(String, String)>,
-    /// A TLS listener too, with a certificate from this CA (for 127.0.0.1 and localhost).
+    /// A TLS listener too, with a certificate from this CA (for 127.0.0.1 and localhost), that requires
+    /// client certificates from the same CA.
     pub tls: Option<Ca>,
 }
 
@@ -93,7 +94,7 @@ impl Mosquitto {
                 p.display().to_string()
             };
             conf.push_str(&format!(
-                "listener {tls_port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\n",
+                "listener {tls_port} 127.0.0.1\nrequire_certificate true\ncafile {}\ncertfile {}\nkeyfile {}\n",
                 write("ca.pem", &ca.pem()),
                 write("server.pem", &cert),
                 write("server.key", &key)
