@@ -69,12 +69,24 @@ async fn wait_for_trace_cleared(w: &TestWorker, name: &str) {
 }
 
 /// A file source from the fixture's input into `lines`, and the MQTT sink `pub` from there to `target`.
-async fn file_to_mqtt(f: &Fixture, broker: &Mosquitto, target: &str, qos: u8) {
+async fn file_to_mqtt(f: &Fixture, broker: &Mosquitto, target: &str, qos: u8, version: &str) {
     f.w.create(file_source("in", &f.input, "lines")).await;
     f.w.create(json!({"name": "pub", "config": {
         "connector.class": "MqttSink", "tasks.max": "1", "topics": "lines",
-        "mqtt.server.uri": broker.uri(), "mqtt.topics": target, "mqtt.qos": qos.to_string()}}))
+        "mqtt.server.uri": broker.uri(), "mqtt.topics": target, "mqtt.qos": qos.to_string(),
+        "mqtt.version": version}}))
         .await;
+}
+
+/// Kills the real binary when the test ends, also when it fails half-way.
+struct Killed(Option<Binary>);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        if let Some(b) = self.0.take() {
+            b.kill();
+        }
+    }
 }
 
 fn qos_of(n: u8) -> QoS {
@@ -168,11 +180,11 @@ async fn source_records_have_the_mqtt_topic_as_key_and_wildcards_match() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn file_source_through_the_mqtt_sink_reaches_a_subscriber() {
+async fn file_source_through_the_mqtt_5_sink_reaches_a_subscriber() {
     let broker = Mosquitto::start();
     let f = Fixture::start().await;
     let mut sub = tokio::task::block_in_place(|| broker.subscribe("out/#", QoS::AtLeastOnce));
-    file_to_mqtt(&f, &broker, "out/lines", 1).await;
+    file_to_mqtt(&f, &broker, "out/lines", 1, "5").await;
     let expected = numbered("line", 0..300);
     append_lines(&f.input, expected.clone());
     tokio::task::block_in_place(|| sub.wait_for(expected.len()));
@@ -193,7 +205,7 @@ async fn sink_records_wait_in_the_log_through_a_broker_outage() {
     let mut sub = tokio::task::block_in_place(|| {
         broker.subscribe_as(Some("outage-sub"), "out", QoS::AtLeastOnce)
     });
-    file_to_mqtt(&f, &broker, "out", 2).await;
+    file_to_mqtt(&f, &broker, "out", 2, "3.1.1").await;
     let first = numbered("before", 0..50);
     append_lines(&f.input, first.clone());
     tokio::task::block_in_place(|| sub.wait_for(first.len()));
@@ -241,8 +253,8 @@ async fn persistent_session_source_loses_nothing_across_kill_9_and_broker_restar
         ),
         file_sink("keep-out", &out, "plant"),
     ];
-    let bin = start_binary(dir.path(), &[]);
-    let api = bin.healthy_api().await;
+    let mut bin = Killed(Some(start_binary(dir.path(), &[])));
+    let api = bin.0.as_ref().unwrap().healthy_api().await;
     for c in &connectors {
         create_through(&api, c.clone()).await;
     }
@@ -260,12 +272,12 @@ async fn persistent_session_source_loses_nothing_across_kill_9_and_broker_restar
     publish(&broker, "plant/a", 1000..1500);
     // ...and the worker is killed mid-stream, then the broker restarts again while it is down.
     wait_lines(&out, 1001).await;
-    bin.kill();
+    bin.0.take().unwrap().kill();
     publish(&broker, "plant/a", 1500..2000);
     tokio::task::block_in_place(|| broker.restart());
     publish(&broker, "plant/b", 2000..3000);
-    let bin = start_binary(dir.path(), &[]);
-    let api = bin.healthy_api().await;
+    let bin = Killed(Some(start_binary(dir.path(), &[])));
+    let api = bin.0.as_ref().unwrap().healthy_api().await;
     let got = wait_for("every message", DEADLINE * 3, || async {
         let got = lines(&out);
         let unique: BTreeSet<&String> = got.iter().collect();
@@ -291,7 +303,7 @@ async fn persistent_session_source_loses_nothing_across_kill_9_and_broker_restar
         0,
         "the restarted broker's log starts after the subscription"
     );
-    bin.kill();
+    drop(bin);
 }
 
 #[tokio::test(flavor = "multi_thread")]
