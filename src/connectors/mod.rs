@@ -7,6 +7,7 @@
 pub mod file;
 pub mod http;
 pub mod kafka;
+pub mod mqtt;
 pub mod spooldir;
 pub mod verifiable;
 

@@ -6,6 +6,7 @@ use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::kafka::{KafkaSink, MirrorSource};
+use crate::connectors::mqtt::{MqttSink, MqttSource};
 use crate::connectors::spooldir::{
     SpoolDirCsvSource, SpoolDirJsonSource, SpoolDirLineDelimitedSource,
     SpoolDirSchemaLessJsonSource,
@@ -140,6 +141,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(SpoolDirSchemaLessJsonSource),
         Arc::new(crate::connectors::http::webhook::WebhookSource),
         Arc::new(crate::connectors::http::poll::HttpSource),
+        Arc::new(MqttSource),
+        Arc::new(MqttSink),
     ]
     .into_iter()
     .map(PluginDesc::connector)

@@ -14,6 +14,7 @@ mod kafka_security;
 mod kip980;
 mod lifecycle;
 mod migrate;
+mod mqtt;
 mod offsets;
 mod persistence;
 mod plugins;

@@ -15,6 +15,7 @@ mod footprint;
 mod group_commit;
 mod http_sink;
 mod log;
+mod mqtt;
 mod pipeline;
 mod report;
 mod rest;
@@ -64,6 +65,8 @@ enum Scenario {
     HttpSink,
     /// Requests and records per second into the webhook source, answered after commit.
     Webhook,
+    /// The MQTT source at QoS 0 and 1 against a bare subscriber, on a mosquitto started for it.
+    Mqtt,
 }
 
 impl Scenario {
@@ -85,6 +88,7 @@ impl Scenario {
             Scenario::Scale => scale::scenario(ctx, rows).await,
             Scenario::HttpSink => http_sink::scenario(ctx, rows).await,
             Scenario::Webhook => webhook::scenario(ctx, rows).await,
+            Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
         }
     }
 }
