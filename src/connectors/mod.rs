@@ -5,6 +5,7 @@
 //! task runs on its own thread, as in Kafka Connect.
 
 pub mod file;
+pub mod jdbc;
 pub mod kafka;
 pub mod verifiable;
 

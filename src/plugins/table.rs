@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
+use crate::connectors::jdbc::{JdbcSink, JdbcSource};
 use crate::connectors::kafka::{KafkaSink, MirrorSource};
 use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::converters::{
@@ -128,6 +129,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(VerifiableSource),
         Arc::new(KafkaSink),
         Arc::new(MirrorSource),
+        Arc::new(JdbcSource),
+        Arc::new(JdbcSink),
     ]
     .into_iter()
     .map(PluginDesc::connector)
