@@ -6,6 +6,7 @@ mod concurrency;
 mod edges;
 mod errors;
 mod faults;
+mod jdbc;
 mod kafka;
 mod kafka_security;
 mod kip980;

@@ -5,6 +5,7 @@
 
 pub mod certs;
 pub mod kafka_gate;
+pub mod postgres;
 
 use std::collections::BTreeMap;
 use std::future::Future;
