@@ -371,17 +371,18 @@ impl SourceTask for JdbcSourceTask {
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError> {
         let settings = settings(config)?;
         self.config = config.clone();
-        if let Some(q) = &settings.query {
+        if settings.query.is_some() {
             let partition = partition_map(&[("query", "query")]);
             let offset = context.offset(&Json::Object(partition.clone()))?;
+            let inc = Some(settings.incrementing_column.clone())
+                .filter(|_| settings.mode.has_incrementing());
             self.queriers.push(Querier::new(
                 None,
                 settings.topic_prefix.clone(),
                 partition,
                 offset.as_ref(),
-                None,
+                inc,
             ));
-            let _ = q;
         }
         self.settings = Some(settings);
         self.connect(context)?;
