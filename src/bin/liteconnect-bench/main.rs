@@ -13,6 +13,7 @@ mod baseline;
 mod durability;
 mod footprint;
 mod group_commit;
+mod jdbc;
 mod log;
 mod pipeline;
 mod report;
@@ -58,6 +59,7 @@ enum Scenario {
     Durability,
     /// Cost per record of a small pipeline against a large one.
     Scale,
+    Jdbc,
 }
 
 impl Scenario {
@@ -77,6 +79,7 @@ impl Scenario {
             Scenario::Footprint => footprint::scenario(ctx, rows).await,
             Scenario::Durability => durability::scenario(ctx, rows).await,
             Scenario::Scale => scale::scenario(ctx, rows).await,
+            Scenario::Jdbc => jdbc::scenario(ctx, rows).await,
         }
     }
 }

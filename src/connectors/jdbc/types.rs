@@ -68,7 +68,7 @@ pub fn numeric_kind(precision: i32, scale: Option<i32>, mapping: NumericMapping)
     let Some(scale) = scale.filter(|_| precision > 0) else {
         return Kind::Decimal(SCALE_HIGH, precision);
     };
-    let integral = scale < 1 && scale >= -84;
+    let integral = (-84..1).contains(&scale);
     match mapping {
         NumericMapping::PrecisionOnly if scale == 0 && precision <= MAX_INTEGER_PRECISION => {
             integer_for_precision(precision)
