@@ -7,6 +7,7 @@ pub mod db;
 mod pg;
 pub mod sink;
 pub mod source;
+mod source_config;
 pub mod types;
 
 use std::collections::BTreeMap;
@@ -147,17 +148,17 @@ impl ConnectorPlugin for JdbcSource {
         "io.confluent.connect.jdbc.source.JdbcSourceTask"
     );
     fn config_def(&self) -> ConfigDef {
-        source::config_def(connection_keys(ConfigDef::new()))
+        source_config::config_def(connection_keys(ConfigDef::new()))
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let mut errors = Vec::new();
         check_url(config, &mut errors);
-        source::validate(config, &mut errors);
+        source_config::validate(config, &mut errors);
         errors
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         let query_mode = config
-            .get(source::QUERY)
+            .get(source_config::QUERY)
             .is_some_and(|q| !q.trim().is_empty());
         let count = if query_mode { 1 } else { max_tasks.max(1) };
         Ok((0..count)
@@ -177,7 +178,7 @@ impl ConnectorPlugin for JdbcSource {
         _config: &Props,
         offsets: &[(Json, Option<Json>)],
     ) -> Result<bool, String> {
-        source::check_offsets(offsets)?;
+        source_config::check_offsets(offsets)?;
         Ok(true)
     }
 }

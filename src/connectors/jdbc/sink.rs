@@ -420,56 +420,42 @@ fn statement(
     table_cols: Option<&Vec<String>>,
 ) -> (String, Vec<Param>) {
     let table = table_sql(&row.table, q);
-    let mut n = 0;
-    let mut ph = || {
-        n += 1;
+    let keep = |c: &&Col| !row.schemaless || table_cols.is_none_or(|t| t.contains(&c.name));
+    let keys: Vec<&Col> = row.keys.iter().filter(keep).collect();
+    let values: Vec<&Col> = row.values.iter().filter(keep).collect();
+    let ph = |n: usize| {
         if postgres {
             format!("${n}")
         } else {
             "?".to_string()
         }
     };
-    let keep = |c: &&Col| !row.schemaless || table_cols.is_none_or(|t| t.contains(&c.name));
-    let keys: Vec<&Col> = row.keys.iter().filter(keep).collect();
-    let values: Vec<&Col> = row.values.iter().filter(keep).collect();
-    let name = |c: &&Col| quote(&c.name, q);
+    let name = |c: &Col| quote(&c.name, q);
+    // `name = ?` for each column, numbered from `first`.
+    let assign = |cols: &[&Col], first: usize| -> Vec<String> {
+        cols.iter()
+            .enumerate()
+            .map(|(i, c)| format!("{} = {}", name(c), ph(first + i)))
+            .collect()
+    };
     let params = |cols: &[&Col]| cols.iter().map(|c| c.param.clone()).collect::<Vec<_>>();
     if row.delete {
-        let cond: Vec<String> = keys
-            .iter()
-            .map(|c| format!("{} = {}", name(c), ph()))
-            .collect();
-        return (
-            format!("DELETE FROM {table} WHERE {}", cond.join(" AND ")),
-            params(&keys),
-        );
+        let cond = assign(&keys, 1).join(" AND ");
+        return (format!("DELETE FROM {table} WHERE {cond}"), params(&keys));
     }
     let all: Vec<&Col> = keys.iter().chain(&values).copied().collect();
-    let names: Vec<String> = all.iter().map(name).collect();
-    match s.insert {
+    let names = all.iter().map(|c| name(c)).collect::<Vec<_>>().join(",");
+    let vals = (1..=all.len()).map(ph).collect::<Vec<_>>().join(",");
+    let sql = match s.insert {
         InsertMode::Update => {
-            let set: Vec<String> = values
-                .iter()
-                .map(|c| format!("{} = {}", name(c), ph()))
-                .collect();
-            let cond: Vec<String> = keys
-                .iter()
-                .map(|c| format!("{} = {}", name(c), ph()))
-                .collect();
+            let set = assign(&values, 1).join(", ");
+            let cond = assign(&keys, values.len() + 1).join(" AND ");
             let mut p = params(&values);
             p.extend(params(&keys));
-            (
-                format!(
-                    "UPDATE {table} SET {} WHERE {}",
-                    set.join(", "),
-                    cond.join(" AND ")
-                ),
-                p,
-            )
+            return (format!("UPDATE {table} SET {set} WHERE {cond}"), p);
         }
         InsertMode::Upsert if postgres => {
-            let vals: Vec<String> = all.iter().map(|_| ph()).collect();
-            let conflict: Vec<String> = keys.iter().map(name).collect();
+            let conflict = keys.iter().map(|c| name(c)).collect::<Vec<_>>().join(",");
             let action = if values.is_empty() {
                 "DO NOTHING".to_string()
             } else {
@@ -479,40 +465,15 @@ fn statement(
                     .collect();
                 format!("DO UPDATE SET {}", set.join(","))
             };
-            (
-                format!(
-                    "INSERT INTO {table} ({}) VALUES ({}) ON CONFLICT ({}) {action}",
-                    names.join(","),
-                    vals.join(","),
-                    conflict.join(",")
-                ),
-                params(&all),
+            format!(
+                "INSERT INTO {table} ({names}) VALUES ({vals}) ON CONFLICT ({conflict}) {action}"
             )
         }
-        InsertMode::Upsert => {
-            let vals: Vec<String> = all.iter().map(|_| ph()).collect();
-            (
-                format!(
-                    "INSERT OR REPLACE INTO {table}({}) VALUES({})",
-                    names.join(","),
-                    vals.join(",")
-                ),
-                params(&all),
-            )
-        }
-        InsertMode::Insert => {
-            let vals: Vec<String> = all.iter().map(|_| ph()).collect();
-            let sep = if postgres { " " } else { "" };
-            (
-                format!(
-                    "INSERT INTO {table}{sep}({}) VALUES{sep}({})",
-                    names.join(","),
-                    vals.join(",")
-                ),
-                params(&all),
-            )
-        }
-    }
+        InsertMode::Upsert => format!("INSERT OR REPLACE INTO {table}({names}) VALUES({vals})"),
+        InsertMode::Insert if postgres => format!("INSERT INTO {table} ({names}) VALUES ({vals})"),
+        InsertMode::Insert => format!("INSERT INTO {table}({names}) VALUES({vals})"),
+    };
+    (sql, params(&all))
 }
 
 /// The table a topic is written to: `table.name.format` with `${topic}`; `schema.table` on PostgreSQL.
@@ -573,26 +534,15 @@ fn fields_of(
 
 /// Builds the row of a record per `pk.mode`, `pk.fields` and `fields.whitelist`; errors are the
 /// record's own (reported, not fatal).
-fn to_row(s: &Settings, r: &SinkRecord, postgres: bool) -> Result<Row, String> {
+/// The key columns of a record per `pk.mode` and `pk.fields`.
+fn key_cols(
+    s: &Settings,
+    r: &SinkRecord,
+    value_fields: &[(String, Option<SchemaRef>, Value)],
+    tombstone: bool,
+) -> Result<Vec<Col>, String> {
     let rec = &r.record;
-    let table = table_for(s, &rec.topic, postgres);
-    let tombstone = rec.value.is_null();
-    if tombstone && !s.delete_enabled {
-        return Err(format!(
-            "Sink connector is configured with 'delete.enabled=false' and 'pk.mode={}' and therefore requires records with a non-null Struct value and non-null Struct schema, but found record at (topic='{}',partition={},offset={}) with a null value and null value schema.",
-            pk_mode_name(s.pk),
-            rec.topic,
-            rec.kafka_partition.unwrap_or(0),
-            r.kafka_offset
-        ));
-    }
     let mut keys = Vec::new();
-    let value_fields = if tombstone {
-        Vec::new()
-    } else {
-        fields_of(rec.value_schema.as_ref(), &rec.value)?
-    };
-    let schemaless = !tombstone && rec.value_schema.is_none();
     match s.pk {
         PkMode::None => {}
         PkMode::Kafka => {
@@ -643,13 +593,36 @@ fn to_row(s: &Settings, r: &SinkRecord, postgres: bool) -> Result<Row, String> {
             if tombstone {
                 return Err("pk.mode=record_value needs a record value".into());
             }
-            for (n, schema, v) in &value_fields {
+            for (n, schema, v) in value_fields {
                 if s.pk_fields.is_empty() || s.pk_fields.contains(n) {
                     keys.push(col(n, schema.as_ref(), v)?);
                 }
             }
         }
     }
+    Ok(keys)
+}
+
+fn to_row(s: &Settings, r: &SinkRecord, postgres: bool) -> Result<Row, String> {
+    let rec = &r.record;
+    let table = table_for(s, &rec.topic, postgres);
+    let tombstone = rec.value.is_null();
+    if tombstone && !s.delete_enabled {
+        return Err(format!(
+            "Sink connector is configured with 'delete.enabled=false' and 'pk.mode={}' and therefore requires records with a non-null Struct value and non-null Struct schema, but found record at (topic='{}',partition={},offset={}) with a null value and null value schema.",
+            pk_mode_name(s.pk),
+            rec.topic,
+            rec.kafka_partition.unwrap_or(0),
+            r.kafka_offset
+        ));
+    }
+    let value_fields = if tombstone {
+        Vec::new()
+    } else {
+        fields_of(rec.value_schema.as_ref(), &rec.value)?
+    };
+    let schemaless = !tombstone && rec.value_schema.is_none();
+    let keys = key_cols(s, r, &value_fields, tombstone)?;
     let key_names: HashSet<String> = keys.iter().map(|c| c.name.clone()).collect();
     let mut values = Vec::new();
     for (n, schema, v) in &value_fields {
