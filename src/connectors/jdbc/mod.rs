@@ -161,14 +161,15 @@ impl ConnectorPlugin for JdbcSource {
             .get(source_config::QUERY)
             .is_some_and(|q| !q.trim().is_empty());
         let count = if query_mode { 1 } else { max_tasks.max(1) };
-        Ok((0..count)
-            .map(|i| {
-                let mut c = config.clone();
-                c.insert(TASK_INDEX.into(), i.to_string());
-                c.insert(TASK_COUNT.into(), count.to_string());
-                c
-            })
-            .collect())
+        let share = |i: usize| {
+            let mut c = config.clone();
+            c.extend([
+                (TASK_INDEX.to_string(), i.to_string()),
+                (TASK_COUNT.to_string(), count.to_string()),
+            ]);
+            c
+        };
+        Ok((0..count).map(share).collect())
     }
     fn source_task(&self) -> Option<Box<dyn SourceTask>> {
         Some(Box::new(source::JdbcSourceTask::default()))
@@ -178,8 +179,7 @@ impl ConnectorPlugin for JdbcSource {
         _config: &Props,
         offsets: &[(Json, Option<Json>)],
     ) -> Result<bool, String> {
-        source_config::check_offsets(offsets)?;
-        Ok(true)
+        source_config::check_offsets(offsets).map(|()| true)
     }
 }
 

@@ -7,23 +7,27 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Value};
 
-/// The Connect type a column is read as.
+/// The Connect type a column is read as: a primitive schema type or one of the logical types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    Bool,
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    Float32,
-    Float64,
+    Plain(SchemaType),
     /// `Decimal` with its scale and the column's precision (`connect.decimal.precision`).
     Decimal(i32, i32),
-    String,
-    Bytes,
     Date,
     Time,
     Timestamp,
+}
+
+impl Kind {
+    pub const BOOL: Kind = Kind::Plain(SchemaType::Boolean);
+    pub const INT8: Kind = Kind::Plain(SchemaType::Int8);
+    pub const INT16: Kind = Kind::Plain(SchemaType::Int16);
+    pub const INT32: Kind = Kind::Plain(SchemaType::Int32);
+    pub const INT64: Kind = Kind::Plain(SchemaType::Int64);
+    pub const FLOAT32: Kind = Kind::Plain(SchemaType::Float32);
+    pub const FLOAT64: Kind = Kind::Plain(SchemaType::Float64);
+    pub const STRING: Kind = Kind::Plain(SchemaType::String);
+    pub const BYTES: Kind = Kind::Plain(SchemaType::Bytes);
 }
 
 /// `numeric.mapping`.
@@ -55,10 +59,10 @@ const SCALE_HIGH: i32 = 127;
 
 fn integer_for_precision(precision: i32) -> Kind {
     match precision {
-        p if p > 9 => Kind::Int64,
-        p if p > 4 => Kind::Int32,
-        p if p > 2 => Kind::Int16,
-        _ => Kind::Int8,
+        p if p > 9 => Kind::INT64,
+        p if p > 4 => Kind::INT32,
+        p if p > 2 => Kind::INT16,
+        _ => Kind::INT8,
     }
 }
 
@@ -76,11 +80,11 @@ pub fn numeric_kind(precision: i32, scale: Option<i32>, mapping: NumericMapping)
         NumericMapping::BestFit if precision <= MAX_INTEGER_PRECISION && integral => {
             integer_for_precision(precision)
         }
-        NumericMapping::BestFit if precision <= MAX_INTEGER_PRECISION && scale > 0 => Kind::Float64,
+        NumericMapping::BestFit if precision <= MAX_INTEGER_PRECISION && scale > 0 => Kind::FLOAT64,
         NumericMapping::BestFitEagerDouble if integral && precision <= MAX_INTEGER_PRECISION => {
             integer_for_precision(precision)
         }
-        NumericMapping::BestFitEagerDouble if scale > 0 => Kind::Float64,
+        NumericMapping::BestFitEagerDouble if scale > 0 => Kind::FLOAT64,
         _ => Kind::Decimal(scale, precision),
     }
 }
@@ -106,11 +110,11 @@ pub fn sqlite_kind(decl: Option<&str>, mapping: NumericMapping) -> Option<Kind> 
     let decl = decl.unwrap_or("").trim().to_ascii_uppercase();
     let base = decl.split('(').next().unwrap_or("").trim().to_string();
     Some(match base.as_str() {
-        "BOOLEAN" => Kind::Bool,
-        "TINYINT" => Kind::Int8,
-        "SMALLINT" | "INT2" => Kind::Int16,
-        "BIGINT" | "INT8" | "UNSIGNED BIG INT" => Kind::Int64,
-        "INT" | "INTEGER" | "MEDIUMINT" => Kind::Int32,
+        "BOOLEAN" => Kind::BOOL,
+        "TINYINT" => Kind::INT8,
+        "SMALLINT" | "INT2" => Kind::INT16,
+        "BIGINT" | "INT8" | "UNSIGNED BIG INT" => Kind::INT64,
+        "INT" | "INTEGER" | "MEDIUMINT" => Kind::INT32,
         "DATE" | "DATETIME" => Kind::Date,
         "TIMESTAMP" => Kind::Timestamp,
         "TIME" => Kind::Time,
@@ -122,11 +126,11 @@ pub fn sqlite_kind(decl: Option<&str>, mapping: NumericMapping) -> Option<Kind> 
             let (p, s) = declared_precision(&decl);
             numeric_kind(p, s.or(Some(0)).filter(|_| p > 0), mapping)
         }
-        "REAL" => Kind::Float32,
-        "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" => Kind::Float64,
-        "BLOB" | "BINARY" | "VARBINARY" => Kind::Bytes,
-        "" => Kind::String,
-        b if b.contains("CHAR") || b.contains("CLOB") || b.contains("TEXT") => Kind::String,
+        "REAL" => Kind::FLOAT32,
+        "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" => Kind::FLOAT64,
+        "BLOB" | "BINARY" | "VARBINARY" => Kind::BYTES,
+        "" => Kind::STRING,
+        b if b.contains("CHAR") || b.contains("CLOB") || b.contains("TEXT") => Kind::STRING,
         _ => return None,
     })
 }
@@ -140,17 +144,17 @@ pub fn pg_kind(
     mapping: NumericMapping,
 ) -> Option<Kind> {
     Some(match type_name {
-        "bool" | "bit" => Kind::Bool,
-        "int2" => Kind::Int16,
-        "int4" | "oid" => Kind::Int32,
-        "int8" => Kind::Int64,
-        "float4" => Kind::Float32,
-        "float8" | "money" => Kind::Float64,
+        "bool" | "bit" => Kind::BOOL,
+        "int2" => Kind::INT16,
+        "int4" | "oid" => Kind::INT32,
+        "int8" => Kind::INT64,
+        "float4" => Kind::FLOAT32,
+        "float8" | "money" => Kind::FLOAT64,
         "numeric" => numeric_kind(precision, scale, mapping),
         "text" | "varchar" | "bpchar" | "char" | "name" | "json" | "jsonb" | "uuid" | "xml" => {
-            Kind::String
+            Kind::STRING
         }
-        "bytea" => Kind::Bytes,
+        "bytea" => Kind::BYTES,
         "date" => Kind::Date,
         "time" | "timetz" => Kind::Time,
         "timestamp" | "timestamptz" => Kind::Timestamp,
@@ -161,18 +165,10 @@ pub fn pg_kind(
 /// The Connect schema of a column of `kind`.
 pub fn schema_for(kind: Kind, optional: bool) -> SchemaRef {
     let b = match kind {
-        Kind::Bool => SchemaBuilder::boolean(),
-        Kind::Int8 => SchemaBuilder::int8(),
-        Kind::Int16 => SchemaBuilder::int16(),
-        Kind::Int32 => SchemaBuilder::int32(),
-        Kind::Int64 => SchemaBuilder::int64(),
-        Kind::Float32 => SchemaBuilder::float32(),
-        Kind::Float64 => SchemaBuilder::float64(),
+        Kind::Plain(t) => SchemaBuilder::new(t),
         Kind::Decimal(scale, precision) => {
             logical::decimal(scale).parameter("connect.decimal.precision", precision.to_string())
         }
-        Kind::String => SchemaBuilder::string(),
-        Kind::Bytes => SchemaBuilder::bytes(),
         Kind::Date => logical::date(),
         Kind::Time => logical::time(),
         Kind::Timestamp => logical::timestamp(),
@@ -199,6 +195,8 @@ pub enum Raw {
     Time(i64),
     /// Nanoseconds since the epoch.
     Timestamp(i64),
+    /// A decimal's text.
+    Decimal(String),
 }
 
 const NANOS_PER_MS: i64 = 1_000_000;
@@ -320,30 +318,30 @@ pub fn to_value(raw: Raw, kind: Kind) -> Result<Value, String> {
     let err = |raw: &Raw| type_error(kind, raw);
     Ok(match (kind, raw) {
         (_, Raw::Null) => Value::Null,
-        (Kind::Bool, Raw::Bool(b)) => Value::Boolean(b),
-        (Kind::Bool, Raw::Int(i)) => Value::Boolean(i != 0),
-        (Kind::Bool, Raw::Text(t)) => {
+        (Kind::BOOL, Raw::Bool(b)) => Value::Boolean(b),
+        (Kind::BOOL, Raw::Int(i)) => Value::Boolean(i != 0),
+        (Kind::BOOL, Raw::Text(t)) => {
             Value::Boolean(matches!(t.as_str(), "1" | "t" | "true" | "TRUE"))
         }
-        (Kind::Int8, Raw::Int(i)) => Value::Int8(i as i8),
-        (Kind::Int16, Raw::Int(i)) => Value::Int16(i as i16),
-        (Kind::Int32, Raw::Int(i)) => Value::Int32(i as i32),
-        (Kind::Int64, Raw::Int(i)) => Value::Int64(i),
-        (Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64, Raw::Float(f)) => {
+        (Kind::INT8, Raw::Int(i)) => Value::Int8(i as i8),
+        (Kind::INT16, Raw::Int(i)) => Value::Int16(i as i16),
+        (Kind::INT32, Raw::Int(i)) => Value::Int32(i as i32),
+        (Kind::INT64, Raw::Int(i)) => Value::Int64(i),
+        (Kind::INT8 | Kind::INT16 | Kind::INT32 | Kind::INT64, Raw::Float(f)) => {
             return to_value(Raw::Int(f as i64), kind)
         }
-        (Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64, Raw::Text(ref t)) => {
+        (Kind::INT8 | Kind::INT16 | Kind::INT32 | Kind::INT64, Raw::Text(ref t)) => {
             let i = t
                 .trim()
                 .parse::<i64>()
                 .map_err(|_| err(&Raw::Text(t.clone())))?;
             return to_value(Raw::Int(i), kind);
         }
-        (Kind::Float32, Raw::Float(f)) => Value::Float32(f as f32),
-        (Kind::Float32, Raw::Int(i)) => Value::Float32(i as f32),
-        (Kind::Float64, Raw::Float(f)) => Value::Float64(f),
-        (Kind::Float64, Raw::Int(i)) => Value::Float64(i as f64),
-        (Kind::Float32 | Kind::Float64, Raw::Text(ref t)) => {
+        (Kind::FLOAT32, Raw::Float(f)) => Value::Float32(f as f32),
+        (Kind::FLOAT32, Raw::Int(i)) => Value::Float32(i as f32),
+        (Kind::FLOAT64, Raw::Float(f)) => Value::Float64(f),
+        (Kind::FLOAT64, Raw::Int(i)) => Value::Float64(i as f64),
+        (Kind::FLOAT32 | Kind::FLOAT64, Raw::Text(ref t)) => {
             let f = t
                 .trim()
                 .parse::<f64>()
@@ -352,16 +350,16 @@ pub fn to_value(raw: Raw, kind: Kind) -> Result<Value, String> {
         }
         (Kind::Decimal(..), Raw::Int(i)) => return to_value(Raw::Text(i.to_string()), kind),
         (Kind::Decimal(..), Raw::Float(f)) => return to_value(Raw::Text(f.to_string()), kind),
-        (Kind::Decimal(scale, _), Raw::Text(t)) => Value::Bytes(
+        (Kind::Decimal(scale, _), Raw::Text(t) | Raw::Decimal(t)) => Value::Bytes(
             decimal_text_to_unscaled(&t, scale).ok_or_else(|| err(&Raw::Text(t.clone())))?,
         ),
-        (Kind::String, Raw::Text(t)) => Value::String(t),
-        (Kind::String, Raw::Int(i)) => Value::String(i.to_string()),
-        (Kind::String, Raw::Float(f)) => Value::String(f.to_string()),
-        (Kind::String, Raw::Bool(b)) => Value::String(b.to_string()),
-        (Kind::String, Raw::Bytes(b)) => Value::String(String::from_utf8_lossy(&b).into_owned()),
-        (Kind::Bytes, Raw::Bytes(b)) => Value::Bytes(b),
-        (Kind::Bytes, Raw::Text(t)) => Value::Bytes(t.into_bytes()),
+        (Kind::STRING, Raw::Text(t)) => Value::String(t),
+        (Kind::STRING, Raw::Int(i)) => Value::String(i.to_string()),
+        (Kind::STRING, Raw::Float(f)) => Value::String(f.to_string()),
+        (Kind::STRING, Raw::Bool(b)) => Value::String(b.to_string()),
+        (Kind::STRING, Raw::Bytes(b)) => Value::String(String::from_utf8_lossy(&b).into_owned()),
+        (Kind::BYTES, Raw::Bytes(b)) => Value::Bytes(b),
+        (Kind::BYTES, Raw::Text(t)) => Value::Bytes(t.into_bytes()),
         (Kind::Date, Raw::Date(d)) => Value::Int32(d),
         (Kind::Date, Raw::Timestamp(n)) => Value::Int32(days_of(n)),
         (Kind::Date, Raw::Int(ms)) => Value::Int32(days_of(ms.saturating_mul(NANOS_PER_MS))),
@@ -397,24 +395,8 @@ pub fn raw_timestamp_nanos(raw: &Raw) -> Option<i64> {
     }
 }
 
-/// A value bound to a statement parameter on the sink side.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Param {
-    Null,
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Text(String),
-    Bytes(Vec<u8>),
-    /// A decimal's text.
-    Decimal(String),
-    /// Days since the epoch.
-    Date(i32),
-    /// Milliseconds since midnight.
-    Time(i32),
-    /// Milliseconds since the epoch.
-    Timestamp(i64),
-}
+/// A value bound to a statement parameter on the sink side: the same forms as values read.
+pub type Param = Raw;
 
 /// The parameter for a field value of `schema`; `Err` for a value the schema does not allow.
 pub fn param_for(schema: Option<&Schema>, value: &Value) -> Result<Param, String> {
@@ -427,8 +409,10 @@ pub fn param_for(schema: Option<&Schema>, value: &Value) -> Result<Param, String
                 Param::Decimal(logical::decimal_to_string(b, scale))
             }
             (LogicalKind::Date, Value::Int32(d)) => Param::Date(*d),
-            (LogicalKind::Time, Value::Int32(t)) => Param::Time(*t),
-            (LogicalKind::Timestamp, Value::Int64(t)) => Param::Timestamp(*t),
+            (LogicalKind::Time, Value::Int32(t)) => Param::Time(*t as i64 * 1000),
+            (LogicalKind::Timestamp, Value::Int64(t)) => {
+                Param::Timestamp(t.saturating_mul(NANOS_PER_MS))
+            }
             (k, v) => {
                 return Err(format!(
                     "Invalid value {} for logical type {k:?}",
@@ -495,13 +479,13 @@ impl Param {
                 .checked_add_signed(chrono::Duration::days(*d as i64))?
                 .format("%Y-%m-%d")
                 .to_string(),
-            Param::Time(ms) => NaiveTime::from_num_seconds_from_midnight_opt(
-                (ms / 1000) as u32,
-                (ms % 1000) as u32 * 1_000_000,
+            Param::Time(us) => NaiveTime::from_num_seconds_from_midnight_opt(
+                (us / 1_000_000) as u32,
+                (us % 1_000_000) as u32 * 1000,
             )?
-            .format("%H:%M:%S%.3f")
+            .format("%H:%M:%S%.6f")
             .to_string(),
-            Param::Timestamp(ms) => format_timestamp(ms.saturating_mul(NANOS_PER_MS)),
+            Param::Timestamp(nanos) => format_timestamp(*nanos),
         })
     }
 }
@@ -543,15 +527,15 @@ mod tests {
     #[test]
     fn numeric_mapping_follows_confluent() {
         use NumericMapping::*;
-        assert_eq!(numeric_kind(5, Some(0), BestFit), Kind::Int32);
+        assert_eq!(numeric_kind(5, Some(0), BestFit), Kind::INT32);
         assert_eq!(numeric_kind(19, Some(0), BestFit), Kind::Decimal(0, 19));
-        assert_eq!(numeric_kind(10, Some(2), BestFit), Kind::Float64);
-        assert_eq!(numeric_kind(30, Some(2), BestFitEagerDouble), Kind::Float64);
+        assert_eq!(numeric_kind(10, Some(2), BestFit), Kind::FLOAT64);
+        assert_eq!(numeric_kind(30, Some(2), BestFitEagerDouble), Kind::FLOAT64);
         assert_eq!(
             numeric_kind(10, Some(2), PrecisionOnly),
             Kind::Decimal(2, 10)
         );
-        assert_eq!(numeric_kind(2, Some(0), PrecisionOnly), Kind::Int8);
+        assert_eq!(numeric_kind(2, Some(0), PrecisionOnly), Kind::INT8);
         assert_eq!(numeric_kind(10, Some(2), None), Kind::Decimal(2, 10));
         assert_eq!(numeric_kind(0, Some(0), BestFit), Kind::Decimal(127, 0));
     }
@@ -559,14 +543,14 @@ mod tests {
     #[test]
     fn sqlite_declared_types() {
         let m = NumericMapping::None;
-        assert_eq!(sqlite_kind(Some("INTEGER"), m), Some(Kind::Int32));
-        assert_eq!(sqlite_kind(Some("bigint"), m), Some(Kind::Int64));
-        assert_eq!(sqlite_kind(Some("VARCHAR(20)"), m), Some(Kind::String));
+        assert_eq!(sqlite_kind(Some("INTEGER"), m), Some(Kind::INT32));
+        assert_eq!(sqlite_kind(Some("bigint"), m), Some(Kind::INT64));
+        assert_eq!(sqlite_kind(Some("VARCHAR(20)"), m), Some(Kind::STRING));
         assert_eq!(
             sqlite_kind(Some("DECIMAL(10,2)"), m),
             Some(Kind::Decimal(2, 10))
         );
-        assert_eq!(sqlite_kind(Some("REAL"), m), Some(Kind::Float32));
+        assert_eq!(sqlite_kind(Some("REAL"), m), Some(Kind::FLOAT32));
         assert_eq!(sqlite_kind(Some("GEOMETRY"), m), None);
     }
 

@@ -87,7 +87,7 @@ impl ErrantRecordReporter for Collect {
 }
 
 #[test]
-fn jdbc_sink_insert_modes_create_evolve_and_delete() {
+fn jdbc_sink_inserts_into_a_created_table_and_reports_refused_rows() {
     let dir = tempdir();
     let db = dir.path().join("target.db");
     // insert, with auto.create: Confluent's SQLite DDL.
@@ -133,7 +133,19 @@ fn jdbc_sink_insert_modes_create_evolve_and_delete() {
         Err(TaskError::Fatal(_))
     ));
     t.stop();
+}
 
+#[test]
+fn jdbc_sink_upsert_evolve_delete_and_update() {
+    let dir = tempdir();
+    let db = dir.path().join("target.db");
+    let mut t = task(&db, &[("auto.create", "true"), ("pk.mode", "record_key")]);
+    t.put(&[
+        record(0, 1, "ann", None),
+        record(1, 2, "bob", None),
+        record(3, 3, "cy", None),
+    ])
+    .unwrap();
     // upsert, with auto.evolve adding an optional column.
     let mut t = task(
         &db,

@@ -75,6 +75,28 @@ async fn jdbc_incrementing_source_copies_every_row_once_while_inserting() {
     );
 }
 
+/// Ten rounds of four rows sharing a timestamp, each followed by an update of two rows.
+fn insert_and_update(writer_db: &std::path::Path) {
+    for round in 0..10 {
+        let ts = now_text();
+        let rows: Vec<String> = (0..4).map(|_| format!("('{ts}', {round})")).collect();
+        exec(
+            writer_db,
+            &format!("INSERT INTO ev(ts, v) VALUES {}", rows.join(",")),
+        );
+        let ts = now_text();
+        exec(
+            writer_db,
+            &format!(
+                "UPDATE ev SET v = v + 100, ts = '{ts}' WHERE id IN ({}, {})",
+                round + 1,
+                round * 3 + 2
+            ),
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Rows inserted in groups sharing a timestamp, and updated, while two sources (timestamp and
 /// timestamp+incrementing) poll with a batch smaller than a group.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,28 +127,9 @@ async fn jdbc_timestamp_sources_miss_and_repeat_nothing_across_shared_timestamps
         .await;
     }
     let writer_db = db.clone();
-    tokio::task::spawn_blocking(move || {
-        for round in 0..10 {
-            let ts = now_text();
-            let rows: Vec<String> = (0..4).map(|_| format!("('{ts}', {round})")).collect();
-            exec(
-                &writer_db,
-                &format!("INSERT INTO ev(ts, v) VALUES {}", rows.join(",")),
-            );
-            let ts = now_text();
-            exec(
-                &writer_db,
-                &format!(
-                    "UPDATE ev SET v = v + 100, ts = '{ts}' WHERE id IN ({}, {})",
-                    round + 1,
-                    round * 3 + 2
-                ),
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    })
-    .await
-    .unwrap();
+    tokio::task::spawn_blocking(move || insert_and_update(&writer_db))
+        .await
+        .unwrap();
     let final_rows: BTreeMap<i64, i64> = {
         let c = rusqlite::Connection::open(&db).unwrap();
         let mut s = c.prepare("SELECT id, v FROM ev").unwrap();
