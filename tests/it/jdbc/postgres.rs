@@ -278,3 +278,61 @@ async fn jdbc_postgres_source_reads_postgres_types() {
                "offset": {"incrementing": 1, "timestamp": 1714557600123i64, "timestamp_nanos": 123456000}})
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jdbc_postgres_source_survives_a_server_restart() {
+    let mut pg = Postgres::start();
+    let insert = |pg: &Postgres, from: i64, to: i64| {
+        pg.with_client(move |c| {
+            c.batch_execute(&format!(
+                "INSERT INTO feed(id, body) SELECT i, 'row ' || i FROM generate_series({from}, {to}) i"
+            ))
+        })
+        .unwrap()
+        .unwrap();
+    };
+    pg.with_client(|c| {
+        c.batch_execute("CREATE TABLE feed(id int8 PRIMARY KEY, body text NOT NULL)")
+    })
+    .unwrap()
+    .unwrap();
+    insert(&pg, 1, 20);
+    let f = Fixture::start().await;
+    let extra = [
+        ("mode", "incrementing"),
+        ("incrementing.column.name", "id"),
+        ("topic.prefix", "pgo-"),
+        ("connection.backoff.ms", "200"),
+    ];
+    f.w.create(jdbc_source("pgo", &pg.url(), &extra)).await;
+    let wdb = f.w.db.clone();
+    wait_until("the first rows", || async {
+        topic_values(&wdb, "pgo-feed").len() == 20
+    })
+    .await;
+    pg.stop();
+    wait_for(
+        "a retriable trace while PostgreSQL is down",
+        Duration::from_secs(60),
+        || async {
+            let s = f.w.status("pgo").await;
+            let task = &s["tasks"][0];
+            (task["state"] == "RUNNING" && task["trace"].as_str().is_some()).then_some(())
+        },
+    )
+    .await;
+    pg.restart();
+    insert(&pg, 21, 50);
+    wait_for(
+        "every row after the restart",
+        Duration::from_secs(60),
+        || async { (topic_values(&wdb, "pgo-feed").len() >= 50).then_some(()) },
+    )
+    .await;
+    let ids: Vec<i64> = topic_values(&wdb, "pgo-feed")
+        .iter()
+        .map(|v| super::field(v, "id").unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(ids, (1..=50).collect::<Vec<_>>(), "each row once, in order");
+    f.w.wait_for_state("pgo", "RUNNING", 1, "RUNNING").await;
+}
