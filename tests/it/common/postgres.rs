@@ -160,6 +160,38 @@ impl Postgres {
         self.running = false;
     }
 
+    /// Turns TLS on with this certificate and key, and refuses connections without it (`hostssl` only);
+    /// restarts the server.
+    pub fn require_tls(&mut self, cert_pem: &str, key_pem: &str) {
+        let data = self.dir.path().join("data");
+        std::fs::write(data.join("server.crt"), cert_pem).unwrap();
+        std::fs::write(data.join("server.key"), key_pem).unwrap();
+        use std::io::Write as _;
+        let mut conf = std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("postgresql.conf"))
+            .unwrap();
+        writeln!(conf, "ssl = on").unwrap();
+        std::fs::write(
+            data.join("pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 trust\n",
+        )
+        .unwrap();
+        let key = data.join("server.key");
+        let chmod = Command::new("chmod").arg("600").arg(&key).status().unwrap();
+        assert!(chmod.success());
+        if is_root() {
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(self.dir.path())
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        self.stop();
+        self.restart();
+    }
+
     /// The connector URL of database `postgres`.
     pub fn url(&self) -> String {
         format!(

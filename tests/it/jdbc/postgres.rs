@@ -336,3 +336,48 @@ async fn jdbc_postgres_source_survives_a_server_restart() {
     assert_eq!(ids, (1..=50).collect::<Vec<_>>(), "each row once, in order");
     f.w.wait_for_state("pgo", "RUNNING", 1, "RUNNING").await;
 }
+
+/// TLS through rustls: `verify-full` against the test CA reads the table; without TLS the server's
+/// `hostssl`-only rules refuse the connection and the task fails naming them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jdbc_postgres_over_tls() {
+    let mut pg = Postgres::start();
+    pg.with_client(|c| {
+        c.batch_execute("CREATE TABLE secret(id int4 PRIMARY KEY); INSERT INTO secret VALUES (1)")
+    })
+    .unwrap()
+    .unwrap();
+    let ca = crate::common::certs::Ca::new("liteconnect test CA");
+    let (cert, key) = ca.leaf(&["127.0.0.1"]);
+    pg.require_tls(&cert, &key);
+    let f = Fixture::start().await;
+    let ca_file = f.dir.path().join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let base = format!(
+        "jdbc:postgresql://127.0.0.1:{}/postgres?user=postgres",
+        pg.port
+    );
+    let verified = format!(
+        "{base}&sslmode=verify-full&sslrootcert={}",
+        ca_file.display()
+    );
+    let extra = [
+        ("mode", "bulk"),
+        ("topic.prefix", "tls-"),
+        ("poll.interval.ms", "60000"),
+    ];
+    f.w.create(jdbc_source("tls", &verified, &extra)).await;
+    let wdb = f.w.db.clone();
+    wait_until("the row read over TLS", || async {
+        topic_values(&wdb, "tls-secret").len() == 1
+    })
+    .await;
+    f.w.create(jdbc_source(
+        "plain",
+        &format!("{base}&sslmode=disable"),
+        &extra,
+    ))
+    .await;
+    let trace = f.w.wait_for_failed_task("plain").await;
+    assert!(trace.contains("pg_hba.conf"), "{trace}");
+}
