@@ -6,6 +6,7 @@
 
 pub mod file;
 pub mod http;
+pub mod jdbc;
 pub mod kafka;
 pub mod mqtt;
 pub mod spooldir;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
+use crate::connectors::jdbc::{JdbcSink, JdbcSource};
 use crate::connectors::kafka::{KafkaSink, MirrorSource};
 use crate::connectors::mqtt::{MqttSink, MqttSource};
 use crate::connectors::spooldir::{
@@ -143,6 +144,8 @@ fn connectors() -> Vec<PluginDesc> {
         Arc::new(crate::connectors::http::poll::HttpSource),
         Arc::new(MqttSource),
         Arc::new(MqttSink),
+        Arc::new(JdbcSource),
+        Arc::new(JdbcSink),
     ]
     .into_iter()
     .map(PluginDesc::connector)

@@ -9,6 +9,7 @@ mod errors;
 mod faults;
 mod http_sink;
 mod http_source;
+mod jdbc;
 mod kafka;
 mod kafka_security;
 mod kip980;

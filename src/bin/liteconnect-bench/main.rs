@@ -14,6 +14,7 @@ mod durability;
 mod footprint;
 mod group_commit;
 mod http_sink;
+mod jdbc;
 mod log;
 mod mqtt;
 mod pipeline;
@@ -67,6 +68,7 @@ enum Scenario {
     Webhook,
     /// The MQTT source at QoS 0 and 1 against a bare subscriber, on a mosquitto started for it.
     Mqtt,
+    Jdbc,
 }
 
 impl Scenario {
@@ -89,6 +91,7 @@ impl Scenario {
             Scenario::HttpSink => http_sink::scenario(ctx, rows).await,
             Scenario::Webhook => webhook::scenario(ctx, rows).await,
             Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
+            Scenario::Jdbc => jdbc::scenario(ctx, rows).await,
         }
     }
 }

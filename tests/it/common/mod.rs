@@ -6,6 +6,7 @@
 pub mod certs;
 pub mod kafka_gate;
 pub mod mosquitto;
+pub mod postgres;
 
 use std::collections::BTreeMap;
 use std::future::Future;
