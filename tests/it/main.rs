@@ -10,6 +10,7 @@ mod kafka;
 mod kafka_security;
 mod kip980;
 mod lifecycle;
+mod metrics;
 mod migrate;
 mod offsets;
 mod persistence;
