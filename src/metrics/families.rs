@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use prometheus_client::encoding::DescriptorEncoder;
 
-use super::render::{family, load, single, Kind, Labels, Snapshot, TaskFamily};
+use super::render::{family, load, single, Kind, Snapshot, TaskFamily};
 use super::task::TaskMetrics;
 use crate::storage::TopicPartition;
 
@@ -252,8 +252,8 @@ impl Snapshot {
                 rows.push((connector.clone(), tp, partition, lag, age));
             }
         }
-        fn labels(r: &(String, TopicPartition, String, i64, f64)) -> Labels<'_> {
-            vec![
+        fn labels(r: &(String, TopicPartition, String, i64, f64)) -> [(&'static str, &str); 3] {
+            [
                 ("connector", r.0.as_str()),
                 ("topic", r.1.topic.as_str()),
                 ("partition", r.2.as_str()),

@@ -204,7 +204,8 @@ pub(super) enum Kind {
     Counter,
 }
 
-pub(super) type Labels<'a> = Vec<(&'static str, &'a str)>;
+/// The labels of a task's series: connector and task.
+pub(super) type Labels<'a> = [(&'static str, &'a str); 2];
 
 /// Encodes one family with a row per label set.
 pub(super) fn family<L: EncodeLabelSet>(
@@ -318,7 +319,7 @@ impl Snapshot {
                     .iter()
                     .filter(|(_, s)| wanted.is_none_or(|w| w.contains(s)))
                     .count();
-                (vec![("connector", c.name.as_str())], n as f64)
+                ([("connector", c.name.as_str())], n as f64)
             });
             family(enc, (&name, &help, Gauge), rows)?;
         }
@@ -403,15 +404,13 @@ impl Snapshot {
             .filter(|(_, _, m)| sink.is_none_or(|s| m.sink == s))
             .map(|(c, t, m)| {
                 (
-                    vec![("connector", c.as_str()), ("task", t.as_str())],
+                    [("connector", c.as_str()), ("task", t.as_str())],
                     m.as_ref(),
                 )
             })
             .collect();
         for (name, help, kind, value) in group {
-            let rows = tasks
-                .iter()
-                .map(|(labels, m)| (labels.clone(), value(m, self)));
+            let rows = tasks.iter().map(|(labels, m)| (*labels, value(m, self)));
             family(enc, (name, help, *kind), rows)?;
         }
         Ok(())

@@ -81,29 +81,26 @@ impl Sampled {
         sample.max = sample.max.max(value);
     }
 
-    /// The samples still inside the window at `now`, and the start of the oldest of them.
-    fn live(&self, now: Instant) -> (Vec<Sample>, Instant) {
+    /// The samples still inside the window at `now` (others left empty), and the start of the oldest.
+    fn live(&self, now: Instant) -> ([Option<Sample>; SAMPLES], Instant) {
         let s = self.inner.lock().expect("sample lock");
         let horizon = WINDOW * SAMPLES as u32;
-        let live: Vec<Sample> = s
-            .samples
-            .iter()
-            .filter(|x| now.saturating_duration_since(x.start) < horizon)
-            .copied()
-            .collect();
-        let oldest = live
-            .iter()
-            .map(|x| x.start)
-            .min()
-            .unwrap_or_else(|| now.checked_sub(WINDOW).unwrap_or(now));
-        (live, oldest)
+        let mut live = [None; SAMPLES];
+        let mut oldest: Option<Instant> = None;
+        for (slot, x) in live.iter_mut().zip(&s.samples) {
+            if now.saturating_duration_since(x.start) < horizon {
+                *slot = Some(*x);
+                oldest = Some(oldest.map_or(x.start, |o| o.min(x.start)));
+            }
+        }
+        (live, oldest.unwrap_or(now))
     }
 
     /// The sum of the recorded values per second, as Kafka's `Rate` measures it: over the time since the
     /// oldest sample began, counted as at least one full window more than a partial first one.
     pub fn rate(&self, now: Instant) -> f64 {
         let (live, oldest) = self.live(now);
-        let sum: f64 = live.iter().map(|x| x.sum).sum();
+        let sum: f64 = live.iter().flatten().map(|x| x.sum).sum();
         let mut elapsed = now.saturating_duration_since(oldest);
         let full = (elapsed.as_millis() / WINDOW.as_millis()) as usize;
         if full < SAMPLES - 1 {
@@ -115,17 +112,18 @@ impl Sampled {
     /// The mean of the values recorded in the window; NaN when there are none (as Kafka reports it).
     pub fn avg(&self, now: Instant) -> f64 {
         let (live, _) = self.live(now);
-        let events: u64 = live.iter().map(|x| x.events).sum();
+        let events: u64 = live.iter().flatten().map(|x| x.events).sum();
         if events == 0 {
             return f64::NAN;
         }
-        live.iter().map(|x| x.sum).sum::<f64>() / events as f64
+        live.iter().flatten().map(|x| x.sum).sum::<f64>() / events as f64
     }
 
     /// The largest value recorded in the window; NaN when there is none.
     pub fn max(&self, now: Instant) -> f64 {
         let (live, _) = self.live(now);
         live.iter()
+            .flatten()
             .filter(|x| x.events > 0)
             .map(|x| x.max)
             .fold(f64::NAN, f64::max)
