@@ -18,6 +18,7 @@ mod pipeline;
 mod report;
 mod rest;
 mod scale;
+mod scrape;
 mod worker;
 
 use std::path::PathBuf;
@@ -58,6 +59,8 @@ enum Scenario {
     Durability,
     /// Cost per record of a small pipeline against a large one.
     Scale,
+    /// Worker CPU per `GET /metrics` with 1,000 connectors (200 with --quick).
+    Scrape,
 }
 
 impl Scenario {
@@ -77,6 +80,7 @@ impl Scenario {
             Scenario::Footprint => footprint::scenario(ctx, rows).await,
             Scenario::Durability => durability::scenario(ctx, rows).await,
             Scenario::Scale => scale::scenario(ctx, rows).await,
+            Scenario::Scrape => scrape::scenario(ctx, rows).await,
         }
     }
 }
