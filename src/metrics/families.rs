@@ -140,6 +140,9 @@ pub(super) const ERRORS: &[TaskFamily] = &[
     ),
 ];
 
+/// The Kafka sink's class.
+const KAFKA_SINK: &str = "liteconnect.kafka.KafkaSinkConnector";
+
 type PartitionValue = fn(&super::PartitionStat) -> f64;
 
 fn partition_labels(tp: &TopicPartition, partition: &str) -> Vec<(&'static str, String)> {
@@ -186,6 +189,7 @@ impl Snapshot {
             family(enc, (name, help, Gauge), rows)?;
         }
         self.sink_lag(enc)?;
+        self.kafka_backlog(enc)?;
         let st = &self.store;
         if let Some(ratio) = st.fill_ratio {
             single(
@@ -269,6 +273,28 @@ impl Snapshot {
             rows.iter().map(|r| (labels(r), r.3 as f64)),
         )?;
         family(enc, ("liteconnect_sink_lag_seconds", "The age of the oldest record of the partition the sink connector has read but not committed yet (0 when caught up).", Gauge), rows.iter().map(|r| (labels(r), r.4)))
+    }
+
+    /// `liteconnect_kafka_sink_unacknowledged_records`: per Kafka sink task, the records handed to the
+    /// producer that no successful flush has confirmed yet (the flush waits for every acknowledgement).
+    fn kafka_backlog(&self, enc: &mut DescriptorEncoder<'_>) -> fmt::Result {
+        let kafka: std::collections::BTreeSet<&str> = self
+            .connectors
+            .iter()
+            .filter(|c| c.class == KAFKA_SINK)
+            .map(|c| c.name.as_str())
+            .collect();
+        let rows = self
+            .tasks
+            .iter()
+            .filter(|(c, _, _)| kafka.contains(c.as_str()))
+            .map(|(c, t, m)| {
+                (
+                    [("connector", c.as_str()), ("task", t.as_str())],
+                    load(&m.active),
+                )
+            });
+        family(enc, ("liteconnect_kafka_sink_unacknowledged_records", "Records a Kafka sink task has sent that no flush has confirmed as acknowledged yet.", Gauge), rows)
     }
 
     /// The process families of the Prometheus client conventions.

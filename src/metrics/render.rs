@@ -48,12 +48,12 @@ impl Format {
 /// One connector as a scrape sees it.
 #[derive(Debug)]
 pub(super) struct ConnectorRow {
-    name: String,
-    class: String,
-    kind: &'static str,
-    version: String,
-    state: State,
-    tasks: Vec<(u32, State)>,
+    pub(super) name: String,
+    pub(super) class: String,
+    pub(super) kind: &'static str,
+    pub(super) version: String,
+    pub(super) state: State,
+    pub(super) tasks: Vec<(u32, State)>,
 }
 
 /// How a connector family's label value is read.

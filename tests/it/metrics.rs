@@ -405,3 +405,57 @@ async fn metrics_are_served_on_the_admin_listener_too() {
     let _ = tx.send(());
     handle.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kafka_sink_backlog_shows_while_the_broker_is_down() {
+    use crate::kafka::{kafka_sink, mock, numbered, LONG};
+    let cluster = mock();
+    cluster.create_topic("out", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let f = Fixture::start().await;
+    let w = &f.w;
+    append_lines(&f.input, numbered("a", 0..20));
+    w.create(file_source("src", &f.input, "local")).await;
+    let sink = kafka_sink(
+        "ship",
+        &bootstrap,
+        "local",
+        &[("producer.override.message.timeout.ms", "2000")],
+    );
+    w.create(sink).await;
+    let task = [("connector", "ship"), ("task", "0")];
+    let lag = [
+        ("connector", "ship"),
+        ("topic", "local"),
+        ("partition", "0"),
+    ];
+    scrape_until(w, "the first records shipped", |m| {
+        m.get("liteconnect_sink_lag_records", &lag) == Some(0.0)
+            && m.get("liteconnect_kafka_sink_unacknowledged_records", &task) == Some(0.0)
+    })
+    .await;
+    cluster.broker_down(1).unwrap();
+    append_lines(&f.input, numbered("b", 0..30));
+    let m = wait_for("a backlog while the broker is down", LONG, || async {
+        let m = Metrics::scrape(w).await;
+        (m.get("liteconnect_kafka_sink_unacknowledged_records", &task) == Some(30.0)).then_some(m)
+    })
+    .await;
+    assert_eq!(m.value("liteconnect_sink_lag_records", &lag), 30.0);
+    let age = wait_for("the lag to age", LONG, || async {
+        let m = Metrics::scrape(w).await;
+        m.get("liteconnect_sink_lag_seconds", &lag)
+            .filter(|a| *a >= 1.0)
+    })
+    .await;
+    assert!(age < 120.0, "{age}");
+    cluster.broker_up(1).unwrap();
+    wait_for("the backlog to clear", LONG, || async {
+        let m = Metrics::scrape(w).await;
+        (m.get("liteconnect_kafka_sink_unacknowledged_records", &task) == Some(0.0)
+            && m.get("liteconnect_sink_lag_records", &lag) == Some(0.0))
+        .then_some(())
+    })
+    .await;
+    f.w.stop().await;
+}
