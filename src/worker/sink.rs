@@ -154,6 +154,7 @@ fn commit(
             positions.noted = true;
             positions.next.clear();
             m.sink_unassigned();
+            m.active.store(0, Ordering::Relaxed);
             positions.dirty = false;
             assign(rt, sub, positions)?;
             return Ok(false);
