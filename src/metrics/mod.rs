@@ -19,7 +19,7 @@ mod stats;
 mod task;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Duration;
 
@@ -178,11 +178,40 @@ impl Default for StorageMetrics {
     }
 }
 
+/// A connector's plugin as the connector metrics show it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectorPlugin {
+    /// The fully qualified class.
+    pub class: String,
+    /// `source` or `sink`.
+    pub kind: &'static str,
+    /// The plugin's version.
+    pub version: String,
+}
+
+impl ConnectorPlugin {
+    /// What the metrics show of a plugin.
+    pub fn of(plugin: &dyn crate::connectors::ConnectorPlugin) -> ConnectorPlugin {
+        ConnectorPlugin {
+            class: plugin.class().to_string(),
+            kind: match plugin.connector_type() {
+                crate::config::connector::ConnectorType::Sink => "sink",
+                crate::config::connector::ConnectorType::Source => "source",
+            },
+            version: plugin.version().to_string(),
+        }
+    }
+}
+
 /// Every metric of one worker. The store owns it, so every part of the worker reaches it.
 #[derive(Debug)]
 pub struct Metrics {
     tasks: RwLock<BTreeMap<(String, u32), Arc<TaskMetrics>>>,
+    /// The plugin of each connector whose tasks have started, so a scrape need not read its config.
+    plugins: RwLock<BTreeMap<String, ConnectorPlugin>>,
     statuses: OnceLock<Weak<StatusBoard>>,
+    /// The size of the last scrape, to size the next one's buffer.
+    last_size: AtomicUsize,
     /// Connector and task start-ups.
     pub worker: WorkerCounters,
     /// The database.
@@ -197,7 +226,9 @@ impl Default for Metrics {
     fn default() -> Self {
         Metrics {
             tasks: RwLock::new(BTreeMap::new()),
+            plugins: RwLock::new(BTreeMap::new()),
             statuses: OnceLock::new(),
+            last_size: AtomicUsize::new(0),
             worker: WorkerCounters::default(),
             storage: StorageMetrics::default(),
             log: LogStats::default(),
@@ -207,14 +238,35 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    /// Fresh metrics for a task (re)starting now; they replace those of its previous run.
-    pub fn start_task(&self, connector: &str, task: u32, sink: bool) -> Arc<TaskMetrics> {
-        let m = Arc::new(TaskMetrics::new(sink));
+    /// Fresh metrics for a task of a connector of `plugin` (re)starting now; they replace those of its
+    /// previous run.
+    pub fn start_task(
+        &self,
+        connector: &str,
+        task: u32,
+        plugin: &dyn crate::connectors::ConnectorPlugin,
+    ) -> Arc<TaskMetrics> {
+        let shown = ConnectorPlugin::of(plugin);
+        let m = Arc::new(TaskMetrics::new(shown.kind == "sink"));
+        let mut plugins = self.plugins.write().expect("plugins lock");
+        if plugins.get(connector) != Some(&shown) {
+            plugins.insert(connector.to_string(), shown);
+        }
+        drop(plugins);
         self.tasks
             .write()
             .expect("task metrics lock")
             .insert((connector.to_string(), task), m.clone());
         m
+    }
+
+    /// The plugin of a connector whose tasks have started.
+    pub fn plugin_of(&self, connector: &str) -> Option<ConnectorPlugin> {
+        self.plugins
+            .read()
+            .expect("plugins lock")
+            .get(connector)
+            .cloned()
     }
 
     /// Forgets a task's metrics (it was stopped).
@@ -233,6 +285,17 @@ impl Metrics {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect()
+    }
+
+    /// The size of the last scrape, with some room to grow.
+    pub fn last_size(&self) -> usize {
+        let n = self.last_size.load(Ordering::Relaxed);
+        n + n / 8
+    }
+
+    /// Notes the size of a scrape.
+    pub fn set_last_size(&self, n: usize) {
+        self.last_size.store(n, Ordering::Relaxed);
     }
 
     /// Lets the scrape read the worker's live statuses.

@@ -13,7 +13,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use super::task::TaskMetrics;
-use super::{process, Metrics, PartitionStat};
+use super::{process, ConnectorPlugin, Metrics, PartitionStat};
 use crate::herder::Herder;
 use crate::model::State;
 use crate::storage::TopicPartition;
@@ -115,7 +115,7 @@ pub fn render(herder: &Herder, format: Format) -> String {
         "How long each group commit of the database took, from BEGIN to the end of COMMIT.",
         metrics.storage.commit_seconds.clone(),
     );
-    let mut out = String::new();
+    let mut out = String::with_capacity(metrics.last_size());
     let encoded = match format {
         Format::Prometheus => {
             prometheus_client::encoding::prometheus_text::encode(&mut out, &registry)
@@ -125,6 +125,7 @@ pub fn render(herder: &Herder, format: Format) -> String {
     if let Err(e) = encoded {
         tracing::warn!(error = %e, "Could not encode the metrics.");
     }
+    metrics.set_last_size(out.len());
     out
 }
 
@@ -132,41 +133,42 @@ fn connectors(herder: &Herder, metrics: &Metrics) -> Vec<ConnectorRow> {
     let Some(statuses) = metrics.statuses() else {
         return Vec::new();
     };
-    let plugins = herder.plugins();
-    let mut by_class: BTreeMap<String, (String, &'static str, String)> = BTreeMap::new();
     statuses
         .snapshot()
         .into_iter()
         .filter_map(|(name, state, tasks)| {
-            let config = herder.connector_config(&name).ok()?;
-            let configured = config
-                .get(crate::config::keys::CONNECTOR_CLASS)
-                .cloned()
-                .unwrap_or_default();
-            let (class, kind, version) = by_class
-                .entry(configured.clone())
-                .or_insert_with(|| match plugins.connector(&configured) {
-                    Ok(p) => (
-                        p.class().to_string(),
-                        match p.connector_type() {
-                            crate::config::connector::ConnectorType::Sink => "sink",
-                            crate::config::connector::ConnectorType::Source => "source",
-                        },
-                        p.version().to_string(),
-                    ),
-                    Err(_) => (configured.clone(), "unknown", String::new()),
-                })
-                .clone();
+            // Read from the config only for a connector none of whose tasks has started.
+            let plugin = match metrics.plugin_of(&name) {
+                Some(p) => p,
+                None => configured_plugin(herder, &name)?,
+            };
             Some(ConnectorRow {
                 name,
-                class,
-                kind,
-                version,
+                class: plugin.class,
+                kind: plugin.kind,
+                version: plugin.version,
                 state,
                 tasks,
             })
         })
         .collect()
+}
+
+/// The plugin a connector's config names; None for a connector that is gone.
+fn configured_plugin(herder: &Herder, name: &str) -> Option<ConnectorPlugin> {
+    let config = herder.connector_config(name).ok()?;
+    let class = config
+        .get(crate::config::keys::CONNECTOR_CLASS)
+        .cloned()
+        .unwrap_or_default();
+    Some(match herder.plugins().connector(&class) {
+        Ok(p) => ConnectorPlugin::of(p.as_ref()),
+        Err(_) => ConnectorPlugin {
+            class,
+            kind: "unknown",
+            version: String::new(),
+        },
+    })
 }
 
 /// The first 32 bytes of a WAL file hold its header; bytes 12 to 15 are the checkpoint sequence number,
