@@ -271,7 +271,10 @@ impl Worker {
             }
         };
         let is_sink = plugin.connector_type() == crate::config::connector::ConnectorType::Sink;
-        let metrics = self.store.metrics().start_task(connector, task, is_sink);
+        let metrics = self
+            .store
+            .metrics()
+            .start_task(connector, task, plugin.as_ref());
         let runtime = TaskRuntime {
             connector: connector.to_string(),
             task,
