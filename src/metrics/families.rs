@@ -8,58 +8,26 @@ use prometheus_client::encoding::DescriptorEncoder;
 use super::render::{family, load, single, Kind, Snapshot, TaskFamily};
 use super::task::TaskMetrics;
 use crate::storage::TopicPartition;
+use TaskFamily::{Throughput, Value, Window};
 
 use Kind::{Counter, Gauge};
 
 /// `connector-task-metrics`, for every task.
+#[rustfmt::skip]
 pub(super) const COMMON: &[TaskFamily] = &[
-    (
-        "kafka_connect_connector_task_running_ratio",
-        "The fraction of time this task has spent in the running state.",
-        Gauge,
-        |m, s| m.ratios(s.now).0,
-    ),
-    (
-        "kafka_connect_connector_task_pause_ratio",
-        "The fraction of time this task has spent in the pause state.",
-        Gauge,
-        |m, s| m.ratios(s.now).1,
-    ),
-    (
-        "kafka_connect_connector_task_offset_commit_max_time_ms",
-        "The maximum time in milliseconds taken by this task to commit offsets.",
-        Gauge,
-        |m, s| m.offset_commit_ms.max(s.now),
-    ),
-    (
-        "kafka_connect_connector_task_offset_commit_avg_time_ms",
-        "The average time in milliseconds taken by this task to commit offsets.",
-        Gauge,
-        |m, s| m.offset_commit_ms.avg(s.now),
-    ),
-    (
-        "kafka_connect_connector_task_batch_size_max",
-        "The number of records in the largest batch the task has processed so far.",
-        Gauge,
-        |m, s| m.batch_size.max(s.now),
-    ),
-    (
-        "kafka_connect_connector_task_batch_size_avg",
-        "The average number of records in the batches the task has processed so far.",
-        Gauge,
-        |m, s| m.batch_size.avg(s.now),
-    ),
+    Value("kafka_connect_connector_task_running_ratio", "The fraction of time this task has spent in the running state.", Gauge, |m, s| m.ratios(s.now).0),
+    Value("kafka_connect_connector_task_pause_ratio", "The fraction of time this task has spent in the pause state.", Gauge, |m, s| m.ratios(s.now).1),
+    Window("kafka_connect_connector_task_offset_commit_{}_time_ms", "time in milliseconds taken by this task to commit offsets", |m| &m.offset_commit_ms),
+    Window("kafka_connect_connector_task_batch_size_{}", "number of records in the batches the task has processed", |m| &m.batch_size),
 ];
 
 /// `source-task-metrics`.
+#[rustfmt::skip]
 pub(super) const SOURCE: &[TaskFamily] = &[
-    ("kafka_connect_source_task_source_record_poll_rate", "The average per-second number of records produced/polled (before transformation) by this task.", Gauge, |m, s| m.records_in.rate(s.now)),
-    ("kafka_connect_source_task_source_record_poll", "The total number of records produced/polled (before transformation) by this task.", Counter, |m, _| m.records_in.total() as f64),
-    ("kafka_connect_source_task_source_record_write_rate", "The average per-second number of records written to the log by this task (after transformations, without those dropped).", Gauge, |m, s| m.records_out.rate(s.now)),
-    ("kafka_connect_source_task_source_record_write", "The number of records written to the log by this task (after transformations, without those dropped).", Counter, |m, _| m.records_out.total() as f64),
-    ("kafka_connect_source_task_poll_batch_max_time_ms", "The maximum time in milliseconds taken by this task to poll for a batch of source records.", Gauge, |m, s| m.batch_ms.max(s.now)),
-    ("kafka_connect_source_task_poll_batch_avg_time_ms", "The average time in milliseconds taken by this task to poll for a batch of source records.", Gauge, |m, s| m.batch_ms.avg(s.now)),
-    ("kafka_connect_source_task_source_record_active_count", "The number of records that have been polled by this task but not yet written to the log.", Gauge, |m, _| load(&m.active)),
+    Throughput("kafka_connect_source_task_source_record_poll", "records produced/polled (before transformation) by this task", |m| &m.records_in),
+    Throughput("kafka_connect_source_task_source_record_write", "records written to the log by this task (after transformations, without those dropped)", |m| &m.records_out),
+    Window("kafka_connect_source_task_poll_batch_{}_time_ms", "time in milliseconds taken by this task to poll for a batch of source records", |m| &m.batch_ms),
+    Value("kafka_connect_source_task_source_record_active_count", "The number of records that have been polled by this task but not yet written to the log.", Gauge, |m, _| load(&m.active)),
 ];
 
 fn lag_max(m: &TaskMetrics, s: &Snapshot) -> f64 {
@@ -71,79 +39,45 @@ fn lag_max(m: &TaskMetrics, s: &Snapshot) -> f64 {
 }
 
 /// `sink-task-metrics`.
+#[rustfmt::skip]
 pub(super) const SINK: &[TaskFamily] = &[
-    ("kafka_connect_sink_task_sink_record_read_rate", "The average per-second number of records read from the log by this task (before transformations).", Gauge, |m, s| m.records_in.rate(s.now)),
-    ("kafka_connect_sink_task_sink_record_read", "The total number of records read from the log by this task (before transformations).", Counter, |m, _| m.records_in.total() as f64),
-    ("kafka_connect_sink_task_sink_record_send_rate", "The average per-second number of records output from the transformations and sent/put to this task.", Gauge, |m, s| m.records_out.rate(s.now)),
-    ("kafka_connect_sink_task_sink_record_send", "The total number of records output from the transformations and sent/put to this task.", Counter, |m, _| m.records_out.total() as f64),
-    ("kafka_connect_sink_task_sink_record_lag_max", "The maximum lag in terms of number of records that the sink task is behind the log end, over its partitions.", Gauge, lag_max),
-    ("kafka_connect_sink_task_partition_count", "The number of topic partitions assigned to this task.", Gauge, |m, _| m.sink_positions().len() as f64),
-    ("kafka_connect_sink_task_offset_commit_seq_no", "The current sequence number for offset commits.", Gauge, |m, _| load(&m.commit_seq_no)),
-    ("kafka_connect_sink_task_offset_commit_completion_rate", "The average per-second number of offset commit completions that completed successfully.", Gauge, |m, s| m.commit_completions.rate(s.now)),
-    ("kafka_connect_sink_task_offset_commit_completion", "The total number of offset commit completions that completed successfully.", Counter, |m, _| m.commit_completions.total() as f64),
-    ("kafka_connect_sink_task_offset_commit_skip_rate", "The average per-second number of offset commit completions that were received too late and skipped/ignored.", Gauge, |m, s| m.commit_skips.rate(s.now)),
-    ("kafka_connect_sink_task_offset_commit_skip", "The total number of offset commit completions that were received too late and skipped/ignored.", Counter, |m, _| m.commit_skips.total() as f64),
-    ("kafka_connect_sink_task_put_batch_max_time_ms", "The maximum time taken by this task to put a batch of sinks records.", Gauge, |m, s| m.batch_ms.max(s.now)),
-    ("kafka_connect_sink_task_put_batch_avg_time_ms", "The average time taken by this task to put a batch of sinks records.", Gauge, |m, s| m.batch_ms.avg(s.now)),
-    ("kafka_connect_sink_task_sink_record_active_count", "The number of records that have been read from the log but not yet completely committed/flushed/acknowledged by the sink task.", Gauge, |m, _| load(&m.active)),
+    Throughput("kafka_connect_sink_task_sink_record_read", "records read from the log by this task (before transformations)", |m| &m.records_in),
+    Throughput("kafka_connect_sink_task_sink_record_send", "records output from the transformations and sent/put to this task", |m| &m.records_out),
+    Value("kafka_connect_sink_task_sink_record_lag_max", "The maximum lag in terms of number of records that the sink task is behind the log end, over its partitions.", Gauge, lag_max),
+    Value("kafka_connect_sink_task_partition_count", "The number of topic partitions assigned to this task.", Gauge, |m, _| m.sink_positions().len() as f64),
+    Value("kafka_connect_sink_task_offset_commit_seq_no", "The current sequence number for offset commits.", Gauge, |m, _| load(&m.commit_seq_no)),
+    Throughput("kafka_connect_sink_task_offset_commit_completion", "offset commit completions that completed successfully", |m| &m.commit_completions),
+    Throughput("kafka_connect_sink_task_offset_commit_skip", "offset commit completions that were received too late and skipped/ignored", |m| &m.commit_skips),
+    Window("kafka_connect_sink_task_put_batch_{}_time_ms", "time taken by this task to put a batch of sinks records", |m| &m.batch_ms),
+    Value("kafka_connect_sink_task_sink_record_active_count", "The number of records that have been read from the log but not yet completely committed/flushed/acknowledged by the sink task.", Gauge, |m, _| load(&m.active)),
 ];
 
 /// `task-error-metrics`.
+#[rustfmt::skip]
 pub(super) const ERRORS: &[TaskFamily] = &[
-    (
-        "kafka_connect_task_error_total_record_failures",
-        "The number of record processing failures in this task.",
-        Gauge,
-        |m, _| load(&m.errors.record_failures),
-    ),
-    (
-        "kafka_connect_task_error_total_record_errors",
-        "The number of record processing errors in this task.",
-        Gauge,
-        |m, _| load(&m.errors.record_errors),
-    ),
-    (
-        "kafka_connect_task_error_total_records_skipped",
-        "The number of records skipped due to errors.",
-        Gauge,
-        |m, _| load(&m.errors.records_skipped),
-    ),
-    (
-        "kafka_connect_task_error_total_retries",
-        "The number of operations retried.",
-        Gauge,
-        |m, _| load(&m.errors.retries),
-    ),
-    (
-        "kafka_connect_task_error_total_errors_logged",
-        "The number of errors that were logged.",
-        Gauge,
-        |m, _| load(&m.errors.errors_logged),
-    ),
-    (
-        "kafka_connect_task_error_deadletterqueue_produce_requests",
-        "The number of attempted writes to the dead letter queue.",
-        Gauge,
-        |m, _| load(&m.errors.dlq_requests),
-    ),
-    (
-        "kafka_connect_task_error_deadletterqueue_produce_failures",
-        "The number of failed writes to the dead letter queue.",
-        Gauge,
-        |m, _| load(&m.errors.dlq_failures),
-    ),
-    (
-        "kafka_connect_task_error_last_error_timestamp",
-        "The epoch timestamp when this task last encountered an error, in milliseconds.",
-        Gauge,
-        |m, _| m.errors.last_error_ms.load(Ordering::Relaxed) as f64,
-    ),
+    Value("kafka_connect_task_error_total_record_failures", "The number of record processing failures in this task.", Gauge, |m, _| load(&m.errors.record_failures)),
+    Value("kafka_connect_task_error_total_record_errors", "The number of record processing errors in this task.", Gauge, |m, _| load(&m.errors.record_errors)),
+    Value("kafka_connect_task_error_total_records_skipped", "The number of records skipped due to errors.", Gauge, |m, _| load(&m.errors.records_skipped)),
+    Value("kafka_connect_task_error_total_retries", "The number of operations retried.", Gauge, |m, _| load(&m.errors.retries)),
+    Value("kafka_connect_task_error_total_errors_logged", "The number of errors that were logged.", Gauge, |m, _| load(&m.errors.errors_logged)),
+    Value("kafka_connect_task_error_deadletterqueue_produce_requests", "The number of attempted writes to the dead letter queue.", Gauge, |m, _| load(&m.errors.dlq_requests)),
+    Value("kafka_connect_task_error_deadletterqueue_produce_failures", "The number of failed writes to the dead letter queue.", Gauge, |m, _| load(&m.errors.dlq_failures)),
+    Value("kafka_connect_task_error_last_error_timestamp", "The epoch timestamp when this task last encountered an error, in milliseconds.", Gauge, |m, _| m.errors.last_error_ms.load(Ordering::Relaxed) as f64),
 ];
 
 /// The Kafka sink's class.
 const KAFKA_SINK: &str = "liteconnect.kafka.KafkaSinkConnector";
 
 type PartitionValue = fn(&super::PartitionStat) -> f64;
+
+/// The log's families per topic partition.
+#[rustfmt::skip]
+const LOG: [(&str, &str, PartitionValue); 4] = [
+    ("liteconnect_log_start_offset", "The first offset the log still holds in the partition.", |s| s.start as f64),
+    ("liteconnect_log_end_offset", "The offset the next record appended to the partition gets.", |s| s.end as f64),
+    ("liteconnect_log_records", "The records the log holds in the partition.", |s| s.records as f64),
+    ("liteconnect_log_bytes", "The bytes (keys, values and headers) the log holds in the partition.", |s| s.bytes as f64),
+];
 
 fn partition_labels(tp: &TopicPartition, partition: &str) -> Vec<(&'static str, String)> {
     vec![
@@ -160,29 +94,7 @@ impl Snapshot {
             .iter()
             .map(|(tp, s)| (tp, tp.partition.to_string(), s))
             .collect();
-        let log: [(&str, &str, PartitionValue); 4] = [
-            (
-                "liteconnect_log_start_offset",
-                "The first offset the log still holds in the partition.",
-                |s| s.start as f64,
-            ),
-            (
-                "liteconnect_log_end_offset",
-                "The offset the next record appended to the partition gets.",
-                |s| s.end as f64,
-            ),
-            (
-                "liteconnect_log_records",
-                "The records the log holds in the partition.",
-                |s| s.records as f64,
-            ),
-            (
-                "liteconnect_log_bytes",
-                "The bytes (keys, values and headers) the log holds in the partition.",
-                |s| s.bytes as f64,
-            ),
-        ];
-        for (name, help, value) in log {
+        for (name, help, value) in LOG {
             let rows = parts
                 .iter()
                 .map(|(tp, p, s)| (partition_labels(tp, p), value(s)));

@@ -309,25 +309,25 @@ impl Metrics {
 
     /// Counts a connector start-up.
     pub fn connector_started(&self, ok: bool) {
-        let c = &self.worker;
-        let counter = if ok {
-            &c.connector_startup_success
-        } else {
-            &c.connector_startup_failure
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        let w = &self.worker;
+        count(
+            ok,
+            &w.connector_startup_success,
+            &w.connector_startup_failure,
+        );
     }
 
     /// Counts a task start-up.
     pub fn task_started(&self, ok: bool) {
-        let c = &self.worker;
-        let counter = if ok {
-            &c.task_startup_success
-        } else {
-            &c.task_startup_failure
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        let w = &self.worker;
+        count(ok, &w.task_startup_success, &w.task_startup_failure);
     }
+}
+
+/// Adds one to `success` or to `failure`.
+fn count(ok: bool, success: &AtomicU64, failure: &AtomicU64) {
+    let counter = if ok { success } else { failure };
+    counter.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Refreshes the per-partition log statistics now, then every [`LOG_STATS_INTERVAL`], until `stop`.

@@ -60,13 +60,12 @@ pub fn read() -> Option<ProcessStats> {
     let open_fds = std::fs::read_dir("/proc/self/fd")
         .map(|d| d.count() as u64)
         .unwrap_or(0);
-    let max_fds = std::fs::read_to_string("/proc/self/limits")
-        .ok()
-        .and_then(|l| {
-            l.lines()
-                .find(|l| l.starts_with("Max open files"))
-                .and_then(|l| l.split_whitespace().nth(3).and_then(|v| v.parse().ok()))
-        });
+    // "Max open files  <soft>  <hard>  files"
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let max_fds = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok());
     Some(ProcessStats {
         cpu_seconds: (field(14) + field(15)) / TICKS_PER_SECOND,
         resident_bytes: status_kb(&status, "VmRSS:").unwrap_or(0) * 1024,

@@ -12,7 +12,8 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet}
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
-use super::task::TaskMetrics;
+use super::task::{TaskMetrics, Throughput};
+use super::Sampled;
 use super::{process, ConnectorPlugin, Metrics, PartitionStat};
 use crate::herder::Herder;
 use crate::model::State;
@@ -411,16 +412,55 @@ impl Snapshot {
                 )
             })
             .collect();
-        for (name, help, kind, value) in group {
-            let rows = tasks.iter().map(|(labels, m)| (*labels, value(m, self)));
-            family(enc, (name, help, *kind), rows)?;
+        let mut emit = |name: &str, help: &str, kind: Kind, value: &dyn Fn(&TaskMetrics) -> f64| {
+            let rows = tasks.iter().map(|(labels, m)| (*labels, value(m)));
+            family(enc, (name, help, kind), rows)
+        };
+        let now = self.now;
+        for f in group {
+            match *f {
+                TaskFamily::Value(name, help, kind, value) => {
+                    emit(name, help, kind, &|m| value(m, self))?
+                }
+                TaskFamily::Throughput(name, what, of) => {
+                    let rate = format!("The average per-second number of {what}.");
+                    emit(&format!("{name}_rate"), &rate, Kind::Gauge, &|m| {
+                        of(m).rate(now)
+                    })?;
+                    let total = format!("The total number of {what}.");
+                    emit(name, &total, Kind::Counter, &|m| of(m).total() as f64)?;
+                }
+                TaskFamily::Window(pattern, what, of) => {
+                    for (stat, read) in [("max", Sampled::max as WindowRead), ("avg", Sampled::avg)]
+                    {
+                        let name = pattern.replace("{}", stat);
+                        let help = format!(
+                            "The {stat} {what}.",
+                            stat = if stat == "max" { "maximum" } else { "average" }
+                        );
+                        emit(&name, &help, Kind::Gauge, &|m| read(of(m), now))?;
+                    }
+                }
+            }
         }
         Ok(())
     }
 }
 
-/// One task family: name, help, kind, and how to read its value.
-pub(super) type TaskFamily = (&'static str, &'static str, Kind, TaskValue);
+/// One task family, or a pair of them read from one statistic.
+#[derive(Clone, Copy)]
+pub(super) enum TaskFamily {
+    /// Name, help, kind and how to read its value.
+    Value(&'static str, &'static str, Kind, TaskValue),
+    /// A total and its rate, read from one [`Throughput`]: the counter `name` (`_total` added) and the
+    /// gauge `name_rate`; the help names what is counted.
+    Throughput(&'static str, &'static str, fn(&TaskMetrics) -> &Throughput),
+    /// A windowed maximum and average: `{}` in the name becomes `max` and `avg`; the help names what is
+    /// measured.
+    Window(&'static str, &'static str, fn(&TaskMetrics) -> &Sampled),
+}
+
+type WindowRead = fn(&Sampled, Instant) -> f64;
 
 pub(super) type TaskValue = fn(&TaskMetrics, &Snapshot) -> f64;
 

@@ -60,20 +60,18 @@ mod tests {
 
     #[test]
     fn paths_become_templates() {
-        assert_eq!(route_template("/"), "/");
-        assert_eq!(route_template("/metrics"), "/metrics");
-        assert_eq!(
-            route_template("/connectors/a%2Fb/tasks/3/status"),
-            "/connectors/{connector}/tasks/{task}/status"
-        );
-        assert_eq!(
-            route_template("/connectors/status"),
-            "/connectors/{connector}"
-        );
-        assert_eq!(route_template("/connectors/x/nope"), "other");
-        assert_eq!(
-            route_template("/admin/loggers/root"),
-            "/admin/loggers/{logger}"
-        );
+        for (path, template) in [
+            ("/", "/"),
+            ("/metrics", "/metrics"),
+            (
+                "/connectors/a%2Fb/tasks/3/status",
+                "/connectors/{connector}/tasks/{task}/status",
+            ),
+            ("/connectors/status", "/connectors/{connector}"),
+            ("/connectors/x/nope", "other"),
+            ("/admin/loggers/root", "/admin/loggers/{logger}"),
+        ] {
+            assert_eq!(route_template(path), template, "{path}");
+        }
     }
 }

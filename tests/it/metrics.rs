@@ -46,6 +46,13 @@ impl Metrics {
             })
     }
 
+    /// Asserts the value of each `(name, labels, value)`.
+    fn expect(&self, wanted: &[(&str, &[(&str, &str)], f64)]) {
+        for (name, labels, v) in wanted {
+            assert_eq!(self.value(name, labels), *v, "{name} {labels:?}");
+        }
+    }
+
     fn value(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         self.get(name, labels)
             .unwrap_or_else(|| panic!("no sample {name} {labels:?}"))
@@ -91,14 +98,18 @@ async fn metrics_follow_records_from_a_source_to_a_sink() {
     })
     .await;
     // Source totals equal the records written; the sink read and put them all.
-    assert_eq!(
-        m.value("kafka_connect_source_task_source_record_poll_total", &src),
-        25.0
-    );
-    assert_eq!(
-        m.value("kafka_connect_source_task_source_record_write_total", &src),
-        25.0
-    );
+    m.expect(&[
+        (
+            "kafka_connect_source_task_source_record_poll_total",
+            &src,
+            25.0,
+        ),
+        (
+            "kafka_connect_source_task_source_record_write_total",
+            &src,
+            25.0,
+        ),
+    ]);
     assert!(m.is_counter("kafka_connect_source_task_source_record_write_total"));
     assert!(m.value("kafka_connect_source_task_source_record_write_rate", &src) > 0.0);
     assert_eq!(
@@ -111,18 +122,16 @@ async fn metrics_follow_records_from_a_source_to_a_sink() {
             &snk
         ) >= 1.0
     );
-    assert_eq!(
-        m.value("kafka_connect_sink_task_partition_count", &snk),
-        1.0
-    );
-    assert_eq!(
-        m.value("kafka_connect_sink_task_sink_record_lag_max", &snk),
-        0.0
-    );
-    assert_eq!(m.value("liteconnect_sink_lag_seconds", &lag), 0.0);
+    m.expect(&[
+        ("kafka_connect_sink_task_partition_count", &snk, 1.0),
+        ("kafka_connect_sink_task_sink_record_lag_max", &snk, 0.0),
+        ("liteconnect_sink_lag_seconds", &lag, 0.0),
+    ]);
     let flow = [("topic", "flow"), ("partition", "0")];
-    assert_eq!(m.value("liteconnect_log_end_offset", &flow), 25.0);
-    assert_eq!(m.value("liteconnect_log_records", &flow), 25.0);
+    m.expect(&[
+        ("liteconnect_log_end_offset", &flow, 25.0),
+        ("liteconnect_log_records", &flow, 25.0),
+    ]);
     assert!(m.value("liteconnect_log_bytes", &flow) >= 25.0 * 6.0);
     // Statuses, classes and worker counts.
     assert_eq!(
@@ -159,8 +168,10 @@ async fn metrics_follow_records_from_a_source_to_a_sink() {
         ),
         1.0
     );
-    assert_eq!(m.value("kafka_connect_worker_connector_count", &[]), 2.0);
-    assert_eq!(m.value("kafka_connect_worker_task_count", &[]), 2.0);
+    m.expect(&[
+        ("kafka_connect_worker_connector_count", &[], 2.0),
+        ("kafka_connect_worker_task_count", &[], 2.0),
+    ]);
     assert_eq!(
         m.value(
             "kafka_connect_worker_connector_running_task_count",
@@ -168,14 +179,14 @@ async fn metrics_follow_records_from_a_source_to_a_sink() {
         ),
         1.0
     );
-    assert_eq!(
-        m.value("kafka_connect_worker_connector_startup_success_total", &[]),
-        2.0
-    );
-    assert_eq!(
-        m.value("kafka_connect_worker_task_startup_attempts_total", &[]),
-        2.0
-    );
+    m.expect(&[
+        (
+            "kafka_connect_worker_connector_startup_success_total",
+            &[],
+            2.0,
+        ),
+        ("kafka_connect_worker_task_startup_attempts_total", &[], 2.0),
+    ]);
     assert!(m.value("kafka_connect_connector_task_running_ratio", &src) > 0.0);
     // liteconnect's own and the process's.
     assert!(m.value("liteconnect_storage_file_bytes", &[]) > 0.0);
@@ -205,14 +216,14 @@ async fn metrics_follow_records_from_a_source_to_a_sink() {
         m.get("liteconnect_sink_lag_records", &lag) == Some(0.0)
     })
     .await;
-    assert_eq!(
-        m.value("kafka_connect_source_task_source_record_write_total", &src),
-        30.0
-    );
-    assert_eq!(
-        m.value("kafka_connect_sink_task_sink_record_send_total", &snk),
-        30.0
-    );
+    m.expect(&[
+        (
+            "kafka_connect_source_task_source_record_write_total",
+            &src,
+            30.0,
+        ),
+        ("kafka_connect_sink_task_sink_record_send_total", &snk, 30.0),
+    ]);
     assert!(m.value("kafka_connect_connector_task_pause_ratio", &snk) > 0.0);
     w.delete("/connectors/src").await;
     let m = Metrics::scrape(w).await;
@@ -241,32 +252,21 @@ async fn the_error_counters_count_a_record_sent_to_the_dead_letter_queue() {
         m.get("kafka_connect_task_error_total_records_skipped", &task) == Some(1.0)
     })
     .await;
-    assert_eq!(
-        m.value("kafka_connect_task_error_total_record_errors", &task),
-        1.0
-    );
-    assert_eq!(
-        m.value("kafka_connect_task_error_total_record_failures", &task),
-        1.0
-    );
-    assert_eq!(
-        m.value("kafka_connect_task_error_total_errors_logged", &task),
-        1.0
-    );
-    assert_eq!(
-        m.value(
+    m.expect(&[
+        ("kafka_connect_task_error_total_record_errors", &task, 1.0),
+        ("kafka_connect_task_error_total_record_failures", &task, 1.0),
+        ("kafka_connect_task_error_total_errors_logged", &task, 1.0),
+        (
             "kafka_connect_task_error_deadletterqueue_produce_requests",
-            &task
+            &task,
+            1.0,
         ),
-        1.0
-    );
-    assert_eq!(
-        m.value(
+        (
             "kafka_connect_task_error_deadletterqueue_produce_failures",
-            &task
+            &task,
+            0.0,
         ),
-        0.0
-    );
+    ]);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
