@@ -24,6 +24,9 @@ async fn fetch(http: &reqwest::Client, url: &str, accept: Option<&str>) -> (u16,
     (status, ct, r.text().await.expect("body"))
 }
 
+/// A sample's name, some of its labels, and the value it should have.
+type Expected<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
 /// A scrape parsed by `prometheus-parse`.
 struct Metrics(Scrape);
 
@@ -47,7 +50,7 @@ impl Metrics {
     }
 
     /// Asserts the value of each `(name, labels, value)`.
-    fn expect(&self, wanted: &[(&str, &[(&str, &str)], f64)]) {
+    fn expect(&self, wanted: &[Expected<'_>]) {
         for (name, labels, v) in wanted {
             assert_eq!(self.value(name, labels), *v, "{name} {labels:?}");
         }
