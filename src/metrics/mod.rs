@@ -150,6 +150,12 @@ impl RestMetrics {
     /// Counts one answered request.
     pub fn observe(&self, method: &str, path: &str, status: u16, elapsed: Duration) {
         let route = route_template(path);
+        // Any other method is answered 405; counting it apart would let clients make up label values.
+        const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+        let method = METHODS
+            .into_iter()
+            .find(|m| *m == method)
+            .unwrap_or("other");
         self.requests
             .get_or_create(&[
                 ("method", method.to_string()),
@@ -347,5 +353,53 @@ pub async fn refresh_loop(
             }
             _ = async { let _ = stop.wait_for(|s| *s).await; } => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rest_labels_are_bounded() {
+        let rest = RestMetrics::default();
+        rest.observe("BREW", "/coffee/pot/1", 405, Duration::from_millis(1));
+        rest.observe("GET", "/connectors/a/status", 200, Duration::from_millis(1));
+        let count = |m: &str, r: &str, s: &str| {
+            rest.requests
+                .get_or_create(&[
+                    ("method", m.to_string()),
+                    ("route", r.to_string()),
+                    ("status", s.to_string()),
+                ])
+                .get()
+        };
+        assert_eq!(count("other", "other", "405"), 1);
+        assert_eq!(count("GET", "/connectors/{connector}/status", "200"), 1);
+    }
+
+    #[test]
+    fn appends_move_the_log_statistics_and_a_refresh_replaces_them() {
+        let log = LogStats::default();
+        let tp = TopicPartition {
+            topic: "t".into(),
+            partition: 0,
+        };
+        log.appended(&[("t".into(), 0, 0), ("t".into(), 0, 1)], &[10, 20]);
+        let stat = log.snapshot()[&tp];
+        assert_eq!((stat.end, stat.records, stat.bytes), (2, 2, 30));
+        // A reading taken before the last append keeps the newer end offset.
+        let older = PartitionStat {
+            start: 1,
+            end: 1,
+            records: 0,
+            bytes: 0,
+        };
+        log.refreshed(vec![(tp.clone(), older)]);
+        assert_eq!(log.end(&tp), Some(2));
+        assert_eq!(log.snapshot()[&tp].start, 1);
+        // A topic that is gone from the reading is gone.
+        log.refreshed(Vec::new());
+        assert_eq!(log.end(&tp), None);
     }
 }
