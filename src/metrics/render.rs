@@ -476,3 +476,52 @@ impl Collector for Snapshot {
         self.process(&mut enc)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{AppendBatch, ProducedRecord, Store, StoreOptions, Synchronous};
+
+    #[test]
+    fn the_wal_header_counts_checkpoints_that_restart_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&StoreOptions {
+            path: dir.path().join("w.db"),
+            synchronous: Synchronous::Normal,
+            max_bytes: None,
+            buffer: None,
+        })
+        .unwrap();
+        let before = store_row(&store);
+        assert!(before.file_bytes > 0);
+        // SQLite checkpoints once the WAL passes 1,000 pages (4 MB): write well past that.
+        for _ in 0..24 {
+            let records = (0..64)
+                .map(|_| ProducedRecord {
+                    topic: "t".into(),
+                    value: Some(vec![b'x'; 4096]),
+                    ..ProducedRecord::default()
+                })
+                .collect();
+            store
+                .append_blocking(AppendBatch {
+                    connector: "c".into(),
+                    records,
+                    ..AppendBatch::default()
+                })
+                .unwrap();
+        }
+        let after = store_row(&store);
+        assert!(
+            after.checkpoints > before.checkpoints,
+            "{before:?} {after:?}"
+        );
+        assert!(after.wal_bytes > 0, "{after:?}");
+        let log = store.metrics().log.snapshot();
+        let t = &log[&TopicPartition {
+            topic: "t".into(),
+            partition: 0,
+        }];
+        assert_eq!((t.end, t.records), (24 * 64, 24 * 64));
+    }
+}
