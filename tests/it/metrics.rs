@@ -462,3 +462,33 @@ async fn the_kafka_sink_backlog_shows_while_the_broker_is_down() {
     .await;
     f.w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_byte_cap_shows_how_full_the_log_is() {
+    let dir = tempdir();
+    let w = TestWorker::start_with(
+        dir.path(),
+        &[
+            ("log.buffer.max.bytes", "1000"),
+            ("log.buffer.full.policy", "drop_oldest"),
+        ],
+        Vec::new(),
+    )
+    .await
+    .expect("the worker starts");
+    let input = dir.path().join("in.txt");
+    // 30 lines of 50 bytes: more than the cap holds, so the oldest are dropped.
+    append_lines(&input, (0..30).map(|i| format!("{i:050}")));
+    let mut source = file_source("src", &input, "capped");
+    source["config"]["batch.size"] = json!("5");
+    w.create(source).await;
+    let flow = [("topic", "capped"), ("partition", "0")];
+    let m = scrape_until(&w, "all lines stored", |m| {
+        m.get("liteconnect_log_end_offset", &flow) == Some(30.0)
+    })
+    .await;
+    let ratio = m.value("liteconnect_log_buffer_fill_ratio", &[]);
+    assert!(ratio > 0.5 && ratio <= 1.0, "{ratio}");
+    assert!(m.value("liteconnect_log_buffer_dropped_records_total", &[]) >= 10.0);
+    w.stop().await;
+}
