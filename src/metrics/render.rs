@@ -480,19 +480,24 @@ impl Collector for Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{AppendBatch, ProducedRecord, Store, StoreOptions, Synchronous};
+    use crate::storage::{AppendBatch, ProducedRecord};
 
-    #[test]
-    fn the_wal_header_counts_checkpoints_that_restart_the_log() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_wal_header_counts_checkpoints_that_restart_the_log() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&StoreOptions {
-            path: dir.path().join("w.db"),
-            synchronous: Synchronous::Normal,
-            max_bytes: None,
-            buffer: None,
-        })
+        let file = dir.path().join("w.db").display().to_string();
+        let config = crate::config::worker::WorkerConfig::from_props(crate::test_support::props(
+            &[("storage.file", &file)],
+        ))
         .unwrap();
-        let before = store_row(&store);
+        let store = crate::open_store(&config).await.unwrap();
+        tokio::task::spawn_blocking(move || fill_the_wal(&store))
+            .await
+            .unwrap();
+    }
+
+    fn fill_the_wal(store: &crate::storage::Store) {
+        let before = store_row(store);
         assert!(before.file_bytes > 0);
         // SQLite checkpoints once the WAL passes 1,000 pages (4 MB): write well past that.
         for _ in 0..24 {
@@ -511,7 +516,7 @@ mod tests {
                 })
                 .unwrap();
         }
-        let after = store_row(&store);
+        let after = store_row(store);
         assert!(
             after.checkpoints > before.checkpoints,
             "{before:?} {after:?}"
