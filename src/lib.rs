@@ -13,6 +13,7 @@
 //! - [`rest`]: the REST API with Kafka's paths, shapes and status codes.
 //! - [`security`]: HTTPS listeners, basic authentication, CORS and response headers.
 //! - [`transforms`]: Kafka's single message transforms and predicates, and a connector's chain of them.
+//! - [`metrics`]: `GET /metrics` for Prometheus, with Kafka Connect's metrics under Strimzi's names.
 //!
 //! The library binds no port and catches no signal: [`run`] takes bound [`Listeners`] and a shutdown
 //! future, so the binary and the tests drive it the same way. It runs in three steps: [`prepare`] checks
@@ -29,6 +30,7 @@ pub mod data;
 pub mod error;
 pub mod herder;
 pub mod logging;
+pub mod metrics;
 pub mod model;
 pub mod plugins;
 pub mod record;
@@ -261,11 +263,13 @@ pub async fn serve(
             source,
         })?;
     let statuses = StatusBoard::new(worker_id(&worker.config, bound), worker.store.clone());
+    worker.store.metrics().attach_statuses(&statuses);
     let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
     let (stop, stop_rx) = watch::channel(false);
     let mut running = Running {
         servers: start_servers(&worker, &herder, listeners, &stop_rx),
         retention: None,
+        log_stats: tokio::spawn(metrics::refresh_loop(worker.store.clone(), stop_rx.clone())),
         stop,
         herder,
         store: worker.store.clone(),
@@ -290,6 +294,8 @@ struct Running {
     stop: watch::Sender<bool>,
     servers: Vec<JoinHandle<()>>,
     retention: Option<JoinHandle<()>>,
+    /// Refreshes the log statistics of the metrics.
+    log_stats: JoinHandle<()>,
     herder: Arc<Herder>,
     store: Store,
 }
@@ -304,6 +310,7 @@ impl Running {
         if let Some(r) = self.retention {
             let _ = r.await;
         }
+        let _ = self.log_stats.await;
         for s in self.servers {
             let _ = s.await;
         }

@@ -107,6 +107,8 @@ pub const REST_BASIC_AUTH_CREDENTIALS_FILE: &str = "rest.basic.auth.credentials.
 pub const REST_BASIC_AUTH_JAAS_CONFIG: &str = "rest.basic.auth.jaas.config";
 /// `rest.basic.auth.health.exempt`.
 pub const REST_BASIC_AUTH_HEALTH_EXEMPT: &str = "rest.basic.auth.health.exempt";
+/// `rest.basic.auth.metrics.exempt`: liteconnect's; `GET /metrics` without credentials.
+pub const REST_BASIC_AUTH_METRICS_EXEMPT: &str = "rest.basic.auth.metrics.exempt";
 /// `config.providers`.
 pub const CONFIG_PROVIDERS: &str = "config.providers";
 /// `tasks.max.total`: liteconnect's cap on the tasks of all connectors together.

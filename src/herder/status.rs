@@ -61,6 +61,20 @@ pub struct ConnectorStatusView {
     pub connector_type: String,
 }
 
+/// A connector's name and state with its tasks' ids and states.
+pub type StatusRow = (String, State, Vec<(u32, State)>);
+
+/// Counts a connector start-up for the worker metrics: a connector that comes to run (or to be paused,
+/// which starts it too) from any other state started; one that comes to fail failed to start.
+fn count_startup(metrics: &crate::metrics::Metrics, before: Option<State>, after: State) {
+    let started = |s: Option<State>| matches!(s, Some(State::Running | State::Paused));
+    if started(Some(after)) && !started(before) {
+        metrics.connector_started(true);
+    } else if after == State::Failed && before != Some(State::Failed) {
+        metrics.connector_started(false);
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     connector: Status,
@@ -104,6 +118,11 @@ impl StatusBoard {
         self.store
             .record_connector_status(name, self.stored(&status));
         let mut entries = self.entries.lock().expect("status lock");
+        count_startup(
+            self.store.metrics(),
+            entries.get(name).map(|e| e.connector.state),
+            state,
+        );
         match entries.get_mut(name) {
             Some(e) => e.connector = status,
             None => {
@@ -198,6 +217,19 @@ impl StatusBoard {
     /// Forgets a connector entirely (it was deleted).
     pub fn remove_connector(&self, name: &str) {
         self.entries.lock().expect("status lock").remove(name);
+    }
+
+    /// Every connector's state with its tasks' states, by name and task id, read under one lock.
+    pub fn snapshot(&self) -> Vec<StatusRow> {
+        self.entries
+            .lock()
+            .expect("status lock")
+            .iter()
+            .map(|(name, e)| {
+                let tasks = e.tasks.iter().map(|(t, (s, _))| (*t, s.state)).collect();
+                (name.clone(), e.connector.state, tasks)
+            })
+            .collect()
     }
 
     /// The status view of one connector.

@@ -48,6 +48,8 @@ pub(crate) struct Reply {
     location: Option<String>,
     /// The body's media type when not `application/json`.
     content_type: Option<&'static str>,
+    /// The body is a JSON string to be sent as it is, not as JSON (its media type in `content_type`).
+    raw: bool,
 }
 
 impl Reply {
@@ -57,6 +59,7 @@ impl Reply {
             body: Some(serde_json::to_value(body).unwrap_or(Json::Null)),
             location: None,
             content_type: None,
+            raw: false,
         }
     }
     pub(crate) fn empty(status: u16) -> Reply {
@@ -65,6 +68,14 @@ impl Reply {
             body: None,
             location: None,
             content_type: None,
+            raw: false,
+        }
+    }
+    pub(crate) fn text(status: u16, content_type: &'static str, body: String) -> Reply {
+        Reply {
+            body: Some(Json::String(body)),
+            raw: true,
+            ..Reply::empty(status).with_content_type(content_type)
         }
     }
     pub(crate) fn error(status: u16, message: impl Into<String>) -> Reply {
@@ -203,6 +214,8 @@ async fn route(state: &ApiState, req: Request<'_>) -> Reply {
     let segs: Vec<&str> = req.segments.iter().map(String::as_str).collect();
     let outcome = match segs.first().copied() {
         Some("admin") if state.admin => loggers::route(&req, &segs[1..]).await,
+        // Served on the admin listeners too, where a scraper may be kept apart from the API's users.
+        Some("metrics") if segs.len() == 1 => metrics(state, &req).await,
         _ if !state.public => Err(not_found()),
         None => root(state, &req).await,
         Some("health") if segs.len() == 1 => health(state, &req).await,
@@ -268,6 +281,18 @@ async fn health(state: &ApiState, req: &Request<'_>) -> Result {
     })
 }
 
+/// `GET /metrics`: Prometheus text format 0.0.4, or OpenMetrics when `Accept` asks for it. Rendering
+/// reads `/proc` and file sizes, so it runs off the executor.
+async fn metrics(state: &ApiState, req: &Request<'_>) -> Result {
+    only(req.method, &[Method::GET])?;
+    let format = crate::metrics::Format::from_accept(req.header("accept"));
+    let herder = state.herder.clone();
+    let body = tokio::task::spawn_blocking(move || crate::metrics::render(&herder, format))
+        .await
+        .map_err(|e| Reply::error(500, format!("Rendering the metrics failed: {e}")))?;
+    Ok(Reply::text(200, format.content_type(), body))
+}
+
 /// The response to a reply; for `HEAD` without the body, but with the length a `GET` body would have.
 fn into_response(reply: Reply, head: bool) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -276,14 +301,18 @@ fn into_response(reply: Reply, head: bool) -> Response {
         builder = builder.header("Location", l.as_str());
     }
     let content_type = HeaderValue::from_static(reply.content_type.unwrap_or("application/json"));
-    let response = match reply.body {
+    let body = reply.body.map(|b| match b {
+        Json::String(text) if reply.raw => text,
+        json => json.to_string(),
+    });
+    let response = match body {
         Some(body) if head => builder
             .header("Content-Type", content_type)
-            .header("Content-Length", body.to_string().len())
+            .header("Content-Length", body.len())
             .body("".into()),
         Some(body) => builder
             .header("Content-Type", content_type)
-            .body(body.to_string().into()),
+            .body(body.into()),
         None => builder.body("".into()),
     };
     response.unwrap_or_else(|_| Response::new("".into()))
@@ -324,6 +353,16 @@ where
     Ok(Bytes::from(out))
 }
 
+/// Whether `rest.basic.auth.metrics.exempt` lets `/metrics` through without credentials.
+fn metrics_exempt(state: &ApiState) -> bool {
+    state
+        .herder
+        .worker_config()
+        .originals
+        .get(crate::config::keys::REST_BASIC_AUTH_METRICS_EXEMPT)
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
 /// One request as it came in.
 struct Incoming {
     method: Method,
@@ -352,7 +391,13 @@ where
         query,
         headers,
     } = &incoming;
-    let mut response = match security.intercept(method, path, headers) {
+    let exempt = path.trim_end_matches('/') == "/metrics" && metrics_exempt(state);
+    let intercepted = if exempt {
+        None
+    } else {
+        security.intercept(method, path, headers)
+    };
+    let mut response = match intercepted {
         Some(response) => response,
         None => {
             let head = *method == Method::HEAD;
@@ -385,6 +430,12 @@ where
     } else {
         format!("{path}?{query}")
     };
+    state.herder.store().metrics().rest.observe(
+        method.as_str(),
+        path,
+        response.status().as_u16(),
+        started.elapsed(),
+    );
     tracing::info!(
         target: REQUEST_LOG_TARGET,
         "\"{method} {uri}\" {} {}ms",

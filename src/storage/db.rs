@@ -30,6 +30,9 @@ pub(crate) struct DbThread {
     jobs: mpsc::Sender<Msg>,
 }
 
+/// Where the writer records how long each group commit took (in seconds).
+type CommitTimes = Option<prometheus_client::metrics::histogram::Histogram>;
+
 /// What a database thread receives.
 enum Msg {
     Job(Job),
@@ -40,20 +43,25 @@ enum Msg {
 impl DbThread {
     /// Starts the writer thread: every batch of waiting jobs runs in one IMMEDIATE transaction. The thread
     /// holds `lock` until its connection is closed.
-    pub(crate) fn writer(conn: Connection, lock: Arc<StoreLock>) -> Self {
-        Self::spawn("liteconnect-db-writer", conn, lock, true)
+    pub(crate) fn writer(
+        conn: Connection,
+        lock: Arc<StoreLock>,
+        commits: prometheus_client::metrics::histogram::Histogram,
+    ) -> Self {
+        Self::spawn("liteconnect-db-writer", conn, lock, Some(commits))
     }
 
     /// Starts a reader thread: jobs run one by one, outside any explicit transaction.
     pub(crate) fn reader(conn: Connection, lock: Arc<StoreLock>) -> Self {
-        Self::spawn("liteconnect-db-reader", conn, lock, false)
+        Self::spawn("liteconnect-db-reader", conn, lock, None)
     }
 
-    fn spawn(name: &str, conn: Connection, lock: Arc<StoreLock>, transactional: bool) -> Self {
+    /// A writer (with its commit times) runs jobs in group transactions; a reader runs them one by one.
+    fn spawn(name: &str, conn: Connection, lock: Arc<StoreLock>, writer: CommitTimes) -> Self {
         let (jobs, rx) = mpsc::channel::<Msg>();
         thread::Builder::new()
             .name(name.to_string())
-            .spawn(move || serve(conn, lock, rx, transactional))
+            .spawn(move || serve(conn, lock, rx, writer))
             .expect("spawning the database thread");
         DbThread { jobs }
     }
@@ -157,7 +165,7 @@ fn in_savepoint<R>(
     }
 }
 
-fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, transactional: bool) {
+fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer: CommitTimes) {
     let mut closing = None;
     while closing.is_none() {
         let first = match rx.recv() {
@@ -168,10 +176,10 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, transa
             }
             Err(_) => break,
         };
-        if !transactional {
+        let Some(commits) = &writer else {
             first(&conn).0(None);
             continue;
-        }
+        };
         let mut group = vec![first];
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
@@ -183,7 +191,9 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, transa
                 Err(_) => break,
             }
         }
+        let started = std::time::Instant::now();
         run_group(&conn, group);
+        commits.observe(started.elapsed().as_secs_f64());
     }
     drop(conn);
     // After the connection: closing a descriptor of the database file drops this process's SQLite locks.

@@ -278,6 +278,39 @@ pub(super) fn log_bytes(conn: &Connection) -> Result<u64, StorageError> {
     Ok(total.max(0) as u64)
 }
 
+/// Per topic partition: the first offset held (the end offset when empty), the end offset, the records
+/// held and their bytes, in one pass over the log.
+pub(super) fn partition_stats(
+    conn: &Connection,
+) -> Result<Vec<(TopicPartition, crate::metrics::PartitionStat)>, StorageError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.name, p.partition, p.next_offset, s.start, COALESCE(s.n, 0), COALESCE(s.bytes, 0)
+         FROM partitions p JOIN topics t ON t.id = p.topic_id
+         LEFT JOIN (SELECT topic_id, partition, MIN(offset) AS start, COUNT(*) AS n,
+                           SUM(COALESCE(length(key), 0) + COALESCE(length(value), 0)
+                               + COALESCE(length(headers), 0)) AS bytes
+                    FROM records GROUP BY topic_id, partition) s
+           ON s.topic_id = p.topic_id AND s.partition = p.partition
+         ORDER BY t.name, p.partition",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let end: i64 = r.get(2)?;
+        Ok((
+            TopicPartition {
+                topic: r.get(0)?,
+                partition: r.get(1)?,
+            },
+            crate::metrics::PartitionStat {
+                start: r.get::<_, Option<i64>>(3)?.unwrap_or(end),
+                end,
+                records: r.get::<_, i64>(4)?.max(0) as u64,
+                bytes: r.get::<_, i64>(5)?.max(0) as u64,
+            },
+        ))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Deletes the records that every existing sink connector with a committed offset on their partition has
 /// already read past (they were delivered). Returns how many were deleted.
 pub(super) fn reclaim_delivered(conn: &Connection) -> Result<u64, StorageError> {

@@ -175,6 +175,8 @@ struct Inner {
     log_bytes: Arc<Mutex<Option<u64>>>,
     /// Records deleted by `drop_oldest` since the store was opened.
     dropped: Arc<AtomicU64>,
+    /// The worker's metrics.
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl Store {
@@ -211,8 +213,9 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         reader.busy_timeout(std::time::Duration::from_secs(5))?;
+        let metrics = Arc::new(crate::metrics::Metrics::default());
         Ok(Store {
-            writer: DbThread::writer(conn, lock.clone()),
+            writer: DbThread::writer(conn, lock.clone(), metrics.storage.commit_seconds.clone()),
             reader: DbThread::reader(reader, lock.clone()),
             inner: Arc::new(Inner {
                 path: path.clone(),
@@ -222,8 +225,39 @@ impl Store {
                 buffer: options.buffer,
                 log_bytes: Arc::new(Mutex::new(None)),
                 dropped: Arc::new(AtomicU64::new(0)),
+                metrics,
             }),
         })
+    }
+
+    /// The worker's metrics.
+    pub fn metrics(&self) -> &Arc<crate::metrics::Metrics> {
+        &self.inner.metrics
+    }
+
+    /// Per topic partition: the first offset held, the end offset, the records and their bytes (one
+    /// pass over the log, on the reader thread).
+    pub async fn partition_stats(
+        &self,
+    ) -> Result<Vec<(TopicPartition, crate::metrics::PartitionStat)>, StorageError> {
+        self.reader.call(log::partition_stats).await
+    }
+
+    /// How full the log is against `log.buffer.max.bytes`, when there is a cap: from the size the
+    /// appends keep, or the last log statistics when that is not known.
+    pub fn buffer_fill_ratio(&self) -> Option<f64> {
+        let cap = self.inner.buffer?;
+        let known = *self.inner.log_bytes.lock().expect("log bytes lock");
+        let bytes = known.unwrap_or_else(|| {
+            self.inner
+                .metrics
+                .log
+                .snapshot()
+                .values()
+                .map(|s| s.bytes)
+                .sum()
+        });
+        Some(bytes as f64 / cap.max_bytes.max(1) as f64)
     }
 
     /// Finishes every queued write, closes the connections and releases the single-writer lock, so another
@@ -511,10 +545,15 @@ impl Store {
         &self,
         batch: AppendBatch,
     ) -> Result<Result<Vec<(String, i32, i64)>, (AppendBatch, String)>, StorageError> {
+        let sizes: Vec<u64> = batch.records.iter().map(log::record_bytes).collect();
         let Some(cap) = self.inner.buffer else {
-            return self
+            let result = self
                 .writer
                 .call_blocking(move |c| log::append(c, &batch).map(Ok));
+            if let Ok(Ok(assigned)) = &result {
+                self.inner.metrics.log.appended(assigned, &sizes);
+            }
+            return result;
         };
         let cache = self.inner.log_bytes.clone();
         let dropped = self.inner.dropped.clone();
@@ -559,8 +598,10 @@ impl Store {
             *cache.lock().expect("log bytes lock") = Some(current + need);
             Ok(Ok(assigned))
         });
-        if result.is_err() {
-            *self.inner.log_bytes.lock().expect("log bytes lock") = None;
+        match &result {
+            Ok(Ok(assigned)) => self.inner.metrics.log.appended(assigned, &sizes),
+            Ok(Err(_)) => {}
+            Err(_) => *self.inner.log_bytes.lock().expect("log bytes lock") = None,
         }
         result
     }

@@ -4,10 +4,12 @@
 //! dead letter queue topic in the local log, with Kafka's `__connect.errors.*` context headers.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use super::convert::{StageError, StageFailure, TaskStage};
 use crate::config::connector::{ConnectorType, ErrorSettings, ToleranceType};
 use crate::connectors::Props;
+use crate::metrics::{ErrorCounters, TaskMetrics};
 use crate::storage::{AppendBatch, LogRecord, ProducedRecord, Store};
 
 const HEADER_PREFIX: &str = "__connect.errors.";
@@ -23,11 +25,17 @@ pub(crate) struct ErrorHandler {
     dlq_topic: Option<String>,
     dlq_context_headers: bool,
     skipped: AtomicU64,
+    metrics: Arc<TaskMetrics>,
 }
 
 impl ErrorHandler {
-    /// Reads the `errors.*` keys of a connector (or task) config.
-    pub(crate) fn new(connector: &str, task: u32, config: &Props, is_sink: bool) -> Self {
+    /// Reads the `errors.*` keys of a connector (or task) config; errors are counted in the task's metrics.
+    pub(crate) fn new(
+        connector: &str,
+        task: u32,
+        config: &Props,
+        (is_sink, metrics): (bool, Arc<TaskMetrics>),
+    ) -> Self {
         let kind = if is_sink {
             ConnectorType::Sink
         } else {
@@ -43,6 +51,7 @@ impl ErrorHandler {
             dlq_topic: settings.dlq_topic,
             dlq_context_headers: settings.dlq_context_headers,
             skipped: AtomicU64::new(0),
+            metrics,
         }
     }
 
@@ -52,6 +61,7 @@ impl ErrorHandler {
     }
 
     fn trace(&self, failure: &StageFailure) -> StageError {
+        self.metrics.errors.failed();
         StageError::fatal(
             TaskStage::Record {
                 stage: failure.stage,
@@ -131,16 +141,23 @@ impl ErrorHandler {
                 offsets: Vec::new(),
                 track_topics: false,
             };
-            store
-                .append_blocking(batch)
-                .map_err(|e| StageError::fatal(TaskStage::WriteDeadLetterQueue, e))?;
+            let errors = &self.metrics.errors;
+            ErrorCounters::bump(&errors.dlq_requests);
+            store.append_blocking(batch).map_err(|e| {
+                ErrorCounters::bump(&errors.dlq_failures);
+                StageError::fatal(TaskStage::WriteDeadLetterQueue, e)
+            })?;
         }
         Ok(())
     }
 
     fn note(&self, failure: &StageFailure, topic: &str, place: Option<(i32, i64)>) {
         let n = self.skipped.fetch_add(1, Ordering::Relaxed) + 1;
+        let errors = &self.metrics.errors;
+        errors.failed();
+        ErrorCounters::bump(&errors.records_skipped);
         if self.log_enable {
+            ErrorCounters::bump(&errors.errors_logged);
             let at = place
                 .map(|(p, o)| format!(" at {topic}-{p}@{o}"))
                 .unwrap_or_default();

@@ -94,6 +94,7 @@ pub(crate) struct TaskRuntime {
     pub(crate) transforms: crate::transforms::TransformChain,
     pub(crate) errors: errors::ErrorHandler,
     pub(crate) worker: Arc<WorkerConfig>,
+    pub(crate) metrics: Arc<crate::metrics::TaskMetrics>,
 }
 
 impl TaskRuntime {
@@ -117,6 +118,11 @@ impl TaskRuntime {
     }
 
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
+        self.metrics.set_phase(match state {
+            State::Running => crate::metrics::Phase::Running,
+            State::Paused => crate::metrics::Phase::Paused,
+            _ => crate::metrics::Phase::Other,
+        });
         self.statuses
             .set_task(&self.connector, self.task, self.generation, state, trace);
     }
@@ -260,9 +266,15 @@ impl Worker {
                     State::Failed,
                     Some(trace_of("Worker.startTask", &error)),
                 );
+                self.store.metrics().task_started(false);
                 return;
             }
         };
+        let is_sink = plugin.connector_type() == crate::config::connector::ConnectorType::Sink;
+        let metrics = self
+            .store
+            .metrics()
+            .start_task(connector, task, plugin.as_ref());
         let runtime = TaskRuntime {
             connector: connector.to_string(),
             task,
@@ -279,9 +291,10 @@ impl Worker {
                 connector,
                 task,
                 connector_config,
-                plugin.connector_type() == crate::config::connector::ConnectorType::Sink,
+                (is_sink, metrics.clone()),
             ),
             worker: self.config.clone(),
+            metrics,
         };
         let plugin = plugin.clone();
         let spawned = std::thread::Builder::new()
@@ -292,6 +305,7 @@ impl Worker {
                 let _done = done_tx;
                 run_task_thread(runtime, plugin);
             });
+        self.store.metrics().task_started(spawned.is_ok());
         if let Err(e) = spawned {
             self.statuses.set_task(
                 connector,
@@ -381,6 +395,7 @@ impl Worker {
             if tokio::time::timeout_at(deadline, t.done).await.is_err() {
                 tracing::warn!(%connector, task, timeout_ms = timeout.as_millis() as u64, "Task did not stop in time; abandoning it.");
             }
+            self.store.metrics().remove_task(&connector, task);
         }
     }
 }

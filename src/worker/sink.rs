@@ -3,6 +3,7 @@
 //! records are appended, when it is paused or stopped, or when the commit interval ends.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use regex::Regex;
@@ -124,6 +125,7 @@ fn assign(
                 .log_start_blocking(tp.clone())
                 .map_err(storage_error)?,
         };
+        rt.metrics.sink_assigned(&tp, start);
         positions.next.insert(tp, start);
     }
     Ok(())
@@ -141,6 +143,9 @@ fn commit(
     if !positions.dirty {
         return Ok(true);
     }
+    let m = &rt.metrics;
+    m.commit_seq_no.fetch_add(1, Ordering::Relaxed);
+    let started = Instant::now();
     match task.flush() {
         Ok(()) => {}
         Err(TaskError::Retriable(message)) => {
@@ -148,6 +153,8 @@ fn commit(
             rt.report_retrying("SinkTask.flush", message);
             positions.noted = true;
             positions.next.clear();
+            m.sink_unassigned();
+            m.active.store(0, Ordering::Relaxed);
             positions.dirty = false;
             assign(rt, sub, positions)?;
             return Ok(false);
@@ -163,6 +170,11 @@ fn commit(
         .commit_sink_offsets_blocking(&rt.connector, offsets)
         .map_err(|e| StageError::fatal(TaskStage::CommitSinkOffsets, e))?;
     positions.dirty = false;
+    m.offset_commit_ms
+        .record(started.elapsed().as_secs_f64() * 1000.0);
+    m.commit_completions.add(1);
+    m.active.store(0, Ordering::Relaxed);
+    m.sink_committed();
     if std::mem::take(&mut positions.noted) {
         rt.report(State::Running, None);
     }
@@ -215,6 +227,8 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
             if batch.len() == MAX_BATCH {
                 caught_up = false;
             }
+            rt.metrics.records_in.add(batch.len() as u64);
+            rt.metrics.sink_read(&tp, batch[0].timestamp);
             let last = batch.last().map(|r| r.offset).unwrap_or(from);
             let mut records = Vec::with_capacity(batch.len());
             for r in &batch {
@@ -246,6 +260,7 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
             {
                 break; // stopping: this batch was not delivered, so its offsets are not advanced
             }
+            rt.metrics.sink_put(&tp, last + 1);
             positions.next.insert(tp, last + 1);
             positions.dirty = true;
         }
@@ -282,13 +297,21 @@ fn put_with_retries(
             raw,
             failed: None,
         };
+        let started = Instant::now();
         let outcome = task.put_reporting(&records, &mut reporter);
         if let Some(e) = reporter.failed {
             // The tolerance was exceeded: the trace is the error handler's, whatever the task returned.
             return Err(e);
         }
         match outcome {
-            Ok(()) => return Ok(true),
+            Ok(()) => {
+                let m = &rt.metrics;
+                m.batch_ms.record(started.elapsed().as_secs_f64() * 1000.0);
+                m.records_out.add(records.len() as u64);
+                m.batch_size.record(records.len() as f64);
+                m.active.fetch_add(records.len() as u64, Ordering::Relaxed);
+                return Ok(true);
+            }
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in put; redelivering.");
                 rt.report_retrying("SinkTask.put", message);

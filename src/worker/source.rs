@@ -1,6 +1,7 @@
 //! The source task loop: poll, convert, and append the records with the offsets that produced them in one
 //! transaction, so the log and the source offsets never disagree, even across `kill -9`.
 
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -66,6 +67,7 @@ fn poll_loop(
         if rt.statuses.task_state(&rt.connector, rt.task) != Some(State::Running) {
             rt.report(State::Running, None);
         }
+        let polled_at = std::time::Instant::now();
         let records = match task.poll(context) {
             Ok(r) => {
                 if retrying {
@@ -87,6 +89,12 @@ fn poll_loop(
         if records.is_empty() {
             continue;
         }
+        let m = &rt.metrics;
+        m.batch_ms
+            .record(polled_at.elapsed().as_secs_f64() * 1000.0);
+        m.records_in.add(records.len() as u64);
+        m.batch_size.record(records.len() as f64);
+        m.active.store(records.len() as u64, Ordering::Relaxed);
         if rt.control.mode() == Mode::Stop {
             // Not stored, and neither are its offsets: the next run reads these records again.
             return Ok(());
@@ -98,10 +106,17 @@ fn poll_loop(
             records: convert_records(rt, records)?,
             track_topics,
         };
+        let written = batch.records.len() as u64;
+        let appending = std::time::Instant::now();
         if !append_waiting(rt, task, batch)? {
             // Not stored, and neither are its offsets: the next run reads them again.
             return Ok(());
         }
+        // The source offsets are committed in the append's transaction.
+        m.offset_commit_ms
+            .record(appending.elapsed().as_secs_f64() * 1000.0);
+        m.records_out.add(written);
+        m.active.store(0, Ordering::Relaxed);
         rt.log_signal.notify();
         task.commit()
             .map_err(|e| StageError::new(TaskStage::SourceCommit, e))?;

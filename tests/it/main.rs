@@ -14,6 +14,7 @@ mod kafka;
 mod kafka_security;
 mod kip980;
 mod lifecycle;
+mod metrics;
 mod migrate;
 mod mqtt;
 mod offsets;

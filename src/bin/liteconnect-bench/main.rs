@@ -21,6 +21,7 @@ mod pipeline;
 mod report;
 mod rest;
 mod scale;
+mod scrape;
 mod webhook;
 mod worker;
 
@@ -68,7 +69,10 @@ enum Scenario {
     Webhook,
     /// The MQTT source at QoS 0 and 1 against a bare subscriber, on a mosquitto started for it.
     Mqtt,
+    /// The JDBC source and sink on SQLite and PostgreSQL, beside bare selects and batched inserts.
     Jdbc,
+    /// Worker CPU per `GET /metrics` with 1,000 connectors (200 with --quick).
+    Scrape,
 }
 
 impl Scenario {
@@ -92,6 +96,7 @@ impl Scenario {
             Scenario::Webhook => webhook::scenario(ctx, rows).await,
             Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
             Scenario::Jdbc => jdbc::scenario(ctx, rows).await,
+            Scenario::Scrape => scrape::scenario(ctx, rows).await,
         }
     }
 }

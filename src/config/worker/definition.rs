@@ -56,6 +56,7 @@ fn rest_keys(def: ConfigDef) -> ConfigDef {
         .define(key(keys::REST_BASIC_AUTH_CREDENTIALS_FILE, String, DefaultValue::Null, "A properties file of `user: password` lines; requests must then carry HTTP Basic credentials."))
         .define(key(keys::REST_BASIC_AUTH_JAAS_CONFIG, Password, DefaultValue::Null, "A JAAS file whose `KafkaConnect` section names the credentials file, as Kafka's basic auth extension reads it."))
         .define(key(keys::REST_BASIC_AUTH_HEALTH_EXEMPT, String, DefaultValue::Null, "When true, GET /health needs no credentials."))
+        .define(key(keys::REST_BASIC_AUTH_METRICS_EXEMPT, Boolean, value("false"), "When true, GET /metrics needs no credentials, so a Prometheus server can scrape without them."))
         .define(key(keys::TOPIC_TRACKING_ENABLE, Boolean, value("true"), "Whether the topics each connector uses are recorded (KIP-558)."))
         .define(key(keys::TOPIC_TRACKING_ALLOW_RESET, Boolean, value("true"), "Whether the recorded topics of a connector may be reset over REST."))
 }
