@@ -430,21 +430,60 @@ pub struct FileSinkTask {
     out: Option<BufWriter<Box<dyn Write + Send>>>,
 }
 
+/// Cuts a line left half-written at the end of the sink file (a `kill -9` between the pages of one
+/// write): the sink writes whole lines only, and the records of a write that did not finish are
+/// uncommitted, so they are written again in full after the restart.
+fn drop_partial_line(file: &File, path: &str) -> Result<(), TaskError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let failed = |e: std::io::Error| {
+        TaskError::fatal(format!(
+            "Couldn't read the end of the sink file '{path}': {e}"
+        ))
+    };
+    let len = file.metadata().map_err(failed)?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    let mut reader = file;
+    let mut end = len;
+    let mut block = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(block.len() as u64);
+        let chunk = &mut block[..(end - start) as usize];
+        reader.seek(SeekFrom::Start(start)).map_err(failed)?;
+        reader.read_exact(chunk).map_err(failed)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            let keep = start + i as u64 + 1;
+            if keep < len {
+                tracing::warn!(file = %path, bytes = len - keep, "The sink file ends in a partly written line (the worker stopped in the middle of a write); cutting it: its records were not committed and are written again.");
+                file.set_len(keep).map_err(failed)?;
+            }
+            return Ok(());
+        }
+        end = start;
+    }
+    // No newline at all: a file of one partial line is left as it is (it may not be ours).
+    Ok(())
+}
+
 impl SinkTask for FileSinkTask {
     fn start(&mut self, config: &Props) -> Result<(), TaskError> {
         let writer: Box<dyn Write + Send> = match config.get(FILE).filter(|f| !f.is_empty()) {
             None => Box::new(std::io::stdout()),
-            Some(path) => Box::new(
-                File::options()
+            Some(path) => {
+                let file = File::options()
                     .create(true)
                     .append(true)
+                    .read(true)
                     .open(path)
                     .map_err(|e| {
                         TaskError::fatal(format!(
                             "Couldn't find or create file '{path}' for FileStreamSinkTask: {e}"
                         ))
-                    })?,
-            ),
+                    })?;
+                drop_partial_line(&file, path)?;
+                Box::new(file)
+            }
         };
         self.out = Some(BufWriter::with_capacity(64 * 1024, writer));
         Ok(())
@@ -501,6 +540,28 @@ mod tests {
         let positions: Vec<u64> = got.iter().map(|(_, p)| *p).collect();
         assert_eq!(positions, vec![28, 35, 41, 47]);
         assert_eq!(got[1].0, "line2");
+    }
+
+    #[test]
+    fn a_partly_written_last_line_is_cut_when_the_sink_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = |content: &[u8]| {
+            let path = dir.path().join("out.txt");
+            std::fs::write(&path, content).unwrap();
+            let mut task = FileSinkTask { out: None };
+            let config = Props::from([(FILE.to_string(), path.display().to_string())]);
+            task.start(&config).unwrap();
+            task.stop();
+            std::fs::read(&path).unwrap()
+        };
+        assert_eq!(start(b"one\ntwo\nthr"), b"one\ntwo\n");
+        assert_eq!(start(b"one\ntwo\n"), b"one\ntwo\n");
+        assert_eq!(start(b""), b"");
+        let long = format!("{}\n{}", "x".repeat(100_000), "y".repeat(70_000));
+        assert_eq!(
+            start(long.as_bytes()),
+            format!("{}\n", "x".repeat(100_000)).as_bytes()
+        );
     }
 
     #[test]
