@@ -75,6 +75,17 @@ pub trait SourceTaskContext: Send {
     }
 }
 
+/// Where a record a source task returned was stored in the local log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredAt {
+    /// The topic (after the transforms).
+    pub topic: String,
+    /// The partition.
+    pub partition: i32,
+    /// The record's offset in the partition.
+    pub offset: i64,
+}
+
 /// A running source task.
 pub trait SourceTask: Send {
     /// Starts with the task config.
@@ -88,6 +99,13 @@ pub trait SourceTask: Send {
     /// stored. Not called for records that were not stored (the task stopped before they were).
     fn commit(&mut self) -> Result<(), TaskError> {
         Ok(())
+    }
+    /// [`SourceTask::commit`] with where each record of the last poll was stored, in the order `poll`
+    /// returned them (`None` for a record a transform dropped or the error handler skipped). The runtime
+    /// calls this one; the default calls `commit`.
+    fn commit_stored(&mut self, stored: &[Option<StoredAt>]) -> Result<(), TaskError> {
+        let _ = stored;
+        self.commit()
     }
     /// Called with `true` when the topic log is full (`log.buffer.max.bytes` with the `pause` policy) and
     /// the runtime holds the last poll's records until there is room (`poll` is not called meanwhile), and

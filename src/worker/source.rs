@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use super::convert::{last_offsets, StageError, TaskStage};
 use super::{Checkpoint, Mode, TaskRuntime};
-use crate::connectors::{SourceTask, SourceTaskContext, TaskError};
+use crate::connectors::{SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::model::State;
 use crate::record::SourceRecord;
 use crate::storage::{AppendBatch, ProducedRecord};
@@ -100,71 +100,100 @@ fn poll_loop(
             return Ok(());
         }
         // Offsets cover every polled record, also those a transform drops or the error handler skips.
+        let offsets = last_offsets(&records);
+        let (produced, kept) = convert_records(rt, records)?;
         let batch = AppendBatch {
             connector: rt.connector.clone(),
-            offsets: last_offsets(&records),
-            records: convert_records(rt, records)?,
+            offsets,
+            records: produced,
             track_topics,
         };
         let written = batch.records.len() as u64;
         let appending = std::time::Instant::now();
-        if !append_waiting(rt, task, batch)? {
+        let Some(assigned) = append_waiting(rt, task, batch)? else {
             // Not stored, and neither are its offsets: the next run reads them again.
             return Ok(());
-        }
+        };
         // The source offsets are committed in the append's transaction.
         m.offset_commit_ms
             .record(appending.elapsed().as_secs_f64() * 1000.0);
         m.records_out.add(written);
         m.active.store(0, Ordering::Relaxed);
         rt.log_signal.notify();
-        task.commit()
+        let mut assigned = assigned.into_iter();
+        let stored: Vec<Option<StoredAt>> = kept
+            .iter()
+            .map(|&kept| {
+                kept.then(|| assigned.next())
+                    .flatten()
+                    .map(|(topic, partition, offset)| StoredAt {
+                        topic,
+                        partition,
+                        offset,
+                    })
+            })
+            .collect();
+        task.commit_stored(&stored)
             .map_err(|e| StageError::new(TaskStage::SourceCommit, e))?;
     }
 }
 
+/// Where the log put one appended record: topic, partition, offset.
+type Assigned = (String, i32, i64);
+
 /// Transforms and converts polled records; those a transform drops or the error handler skips are
-/// left out.
+/// left out. Also says, for each polled record, whether it is among those produced.
 fn convert_records(
     rt: &TaskRuntime,
     records: Vec<SourceRecord>,
-) -> Result<Vec<ProducedRecord>, StageError> {
+) -> Result<(Vec<ProducedRecord>, Vec<bool>), StageError> {
     let mut produced = Vec::with_capacity(records.len());
+    let mut kept = Vec::with_capacity(records.len());
     for r in records {
         let topic = r.record.topic.clone();
         let record = match rt.transform(r.record, None) {
             Ok(Some(record)) => record,
-            Ok(None) => continue,
+            Ok(None) => {
+                kept.push(false);
+                continue;
+            }
             Err(failure) => {
                 rt.errors.source_failure(failure, &topic)?;
+                kept.push(false);
                 continue;
             }
         };
         match rt.converters.encode(&record) {
-            Ok(p) => produced.push(p),
-            Err(failure) => rt.errors.source_failure(failure, &record.topic)?,
+            Ok(p) => {
+                produced.push(p);
+                kept.push(true);
+            }
+            Err(failure) => {
+                rt.errors.source_failure(failure, &record.topic)?;
+                kept.push(false);
+            }
         }
     }
-    Ok(produced)
+    Ok((produced, kept))
 }
 
 /// Appends a batch to the topic log. With log.buffer.max.bytes and the pause policy, a full log makes
-/// the source wait here (it is not polled meanwhile); RUNNING with a trace says why. `Ok(false)`: the
-/// task was stopped while waiting and the batch was not stored.
+/// the source wait here (it is not polled meanwhile); RUNNING with a trace says why. Returns where each
+/// record went, or `None` when the task was stopped while waiting and the batch was not stored.
 fn append_waiting(
     rt: &TaskRuntime,
     task: &mut dyn SourceTask,
     mut batch: AppendBatch,
-) -> Result<bool, StageError> {
+) -> Result<Option<Vec<Assigned>>, StageError> {
     let mut backoff = Duration::from_millis(100);
     let mut waiting = false;
-    loop {
+    let assigned = loop {
         let outcome = rt
             .store
             .try_append_blocking(batch)
             .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))?;
         match outcome {
-            Ok(_) => break,
+            Ok(assigned) => break assigned,
             Err((refused, message)) => {
                 batch = refused;
                 if !waiting {
@@ -180,7 +209,7 @@ fn append_waiting(
                             if waiting {
                                 task.log_full(false);
                             }
-                            return Ok(false);
+                            return Ok(None);
                         }
                         Checkpoint::Resumed => {
                             rt.report(State::Running, None);
@@ -193,11 +222,11 @@ fn append_waiting(
                 backoff = (backoff * 2).min(Duration::from_secs(2));
             }
         }
-    }
+    };
     if waiting {
         tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");
         rt.report(State::Running, None);
         task.log_full(false);
     }
-    Ok(true)
+    Ok(Some(assigned))
 }

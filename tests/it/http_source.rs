@@ -115,11 +115,31 @@ async fn webhook_bodies_of_every_shape_reach_a_file_sink() {
         ),
         ("text/plain", "raw text body"),
     ];
+    let mut answers = Vec::new();
     for (content_type, body) in shapes {
         let (status, _, answer) = post(&url, content_type, body, None).await;
-        assert_eq!(status, 200, "{content_type}: {answer}");
+        assert_eq!(status, 201, "{content_type}: {answer}");
+        answers.push(serde_json::from_str::<Json>(&answer).unwrap());
     }
-    // A 200 means stored: the records are in the log when the answer comes.
+    // Each answer says where its records went, in the body's order: the array's two records follow the
+    // object's one in the topic's one partition.
+    let at = |topic: &str, offset: i64| json!({"topic": topic, "partition": 0, "offset": offset});
+    assert_eq!(
+        answers[0]["offsets"],
+        json!([at("hooks", 0)]),
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers[1]["offsets"],
+        json!([at("hooks", 1), at("hooks", 2)])
+    );
+    assert_eq!(answers[1]["records"], 2);
+    assert_eq!(
+        answers[2]["offsets"],
+        json!([at("hooks", 3), at("hooks", 4)])
+    );
+    assert_eq!(answers[3]["offsets"], json!([at("hooks", 5)]));
+    // A 201 means stored: the records are in the log when the answer comes.
     assert_eq!(stored(&f.w.db, "hooks"), 6);
     let got = wait_for("six lines in the sink's file", DEADLINE, || async {
         let l = lines(&f.output);
@@ -149,7 +169,7 @@ async fn webhook_bodies_of_every_shape_reach_a_file_sink() {
         .send()
         .await
         .unwrap();
-    assert_eq!(routed.status(), 200);
+    assert_eq!(routed.status(), 201);
     assert_eq!(stored(&f.w.db, "alerts"), 1);
     f.w.stop().await;
 }
@@ -202,11 +222,11 @@ async fn webhook_refuses_bad_credentials_and_stores_nothing_of_bad_bodies() {
         "nothing of a refused request is stored"
     );
     let (status, _, answer) = post(&url, "application/json", r#"[{"id":1},{"id":2}]"#, ok).await;
-    assert_eq!(status, 200, "{answer}");
+    assert_eq!(status, 201, "{answer}");
     assert_eq!(stored(&w.db, "hooks"), 2);
     let basic = Some("Basic ZGV2aWNlOnB3"); // device:pw
     let (status, _, answer) = post(&url, "text/plain", "basic credentials", basic).await;
-    assert_eq!(status, 200, "{answer}");
+    assert_eq!(status, 201, "{answer}");
     assert_eq!(stored(&w.db, "hooks"), 3);
     // A bad config is refused naming the key.
     let (status, body) = w
@@ -264,7 +284,7 @@ async fn webhook_answers_503_while_the_byte_cap_pauses_it() {
     for _ in 0..40 {
         let (status, retry, answer) = post(&url, "text/plain", body.clone(), None).await;
         match status {
-            200 => continue,
+            201 => continue,
             503 => {
                 refused = Some((retry, answer));
                 break;
@@ -287,9 +307,9 @@ async fn webhook_answers_503_while_the_byte_cap_pauses_it() {
     // A sink delivers the log; there is room again and requests are stored.
     let out = dir.path().join("out.txt");
     create(&w, file_sink("drain", &out, "hooks")).await;
-    wait_for("a 200 once the sink made room", DEADLINE, || async {
+    wait_for("a 201 once the sink made room", DEADLINE, || async {
         let (status, _, _) = post(&url, "text/plain", "after the cap", None).await;
-        (status == 200).then_some(())
+        (status == 201).then_some(())
     })
     .await;
     w.stop().await;
@@ -303,7 +323,7 @@ async fn webhook_answers_503_to_requests_held_when_it_stops() {
     let poster = tokio::spawn(async move {
         for _ in 0..20 {
             let answer = post(&url, "text/plain", "h".repeat(400), None).await;
-            let done = answer.0 != 200;
+            let done = answer.0 != 201;
             tx.send(answer).unwrap();
             if done {
                 return;
@@ -357,8 +377,8 @@ async fn webhook_refuses_at_once_while_paused() {
     assert!(message.contains("paused"), "{message}");
     let (status, _) = f.w.put_empty("/connectors/pausable/resume").await;
     assert_eq!(status, 202);
-    wait_for("a 200 once resumed", DEADLINE, || async {
-        (post(&url, "text/plain", "resumed", None).await.0 == 200).then_some(())
+    wait_for("a 201 once resumed", DEADLINE, || async {
+        (post(&url, "text/plain", "resumed", None).await.0 == 201).then_some(())
     })
     .await;
     assert_eq!(stored_with(&f.w.db, "hooks", "resumed"), 1);
@@ -387,7 +407,7 @@ async fn webhook_200_means_stored_across_kill_9() {
             for i in 0.. {
                 let id = format!("req-{poster}-{i}.");
                 match post(&url, "text/plain", id.clone(), None).await.0 {
-                    200 => acked.lock().unwrap().push(id),
+                    201 => acked.lock().unwrap().push(id),
                     0 => return,
                     _ => {}
                 }
@@ -452,14 +472,14 @@ async fn webhook_with_mutual_tls_refuses_clients_without_a_certificate() {
         r.ok().map(|r| r.status().as_u16())
     })
     .await;
-    assert_eq!(status, 200);
+    assert_eq!(status, 201);
     let refused = without
         .post(&url)
         .header("content-type", "text/plain")
         .body("no cert")
         .send()
         .await;
-    assert!(refused.is_err() || refused.unwrap().status() != 200);
+    assert!(refused.is_err() || refused.unwrap().status() != 201);
     assert_eq!(stored(&f.w.db, "hooks"), 1);
     f.w.stop().await;
 }

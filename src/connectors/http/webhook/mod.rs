@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, watch};
 
 use self::server::{Credentials, Endpoint, Outcome, Submission, TaskState};
-use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, TaskError};
+use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::config::def::{
     ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
@@ -185,8 +185,9 @@ pub struct WebhookTask {
     /// Says when the server has stopped, having answered the requests it was handling.
     served: Option<mpsc::Receiver<()>>,
     queue: Option<mpsc::Receiver<Submission>>,
-    /// Requests whose records the last poll returned, answered by `commit`.
-    pending: Vec<oneshot::Sender<Outcome>>,
+    /// Requests whose records the last poll returned, with how many records each, answered by
+    /// `commit_stored`.
+    pending: Vec<(oneshot::Sender<Outcome>, usize)>,
     state: Arc<TaskState>,
 }
 
@@ -221,8 +222,8 @@ impl WebhookTask {
 
     /// Answers every request waiting on this task with `outcome`.
     fn answer_all(&mut self, outcome: Outcome) {
-        for reply in self.pending.drain(..) {
-            let _ = reply.send(outcome);
+        for (reply, _) in self.pending.drain(..) {
+            let _ = reply.send(outcome.clone());
         }
         self.state.in_hand.store(false, Ordering::SeqCst);
     }
@@ -294,8 +295,9 @@ impl SourceTask for WebhookTask {
         while let Some(submission) = next {
             // A request that gave up waiting was answered 503: its records are not stored.
             if !submission.reply.is_closed() {
+                self.pending
+                    .push((submission.reply, submission.records.len()));
                 records.extend(submission.records);
-                self.pending.push(submission.reply);
             }
             if records.len() >= MAX_POLL_RECORDS {
                 break;
@@ -309,8 +311,14 @@ impl SourceTask for WebhookTask {
         Ok(records)
     }
 
-    fn commit(&mut self) -> Result<(), TaskError> {
-        self.answer_all(Outcome::Stored);
+    fn commit_stored(&mut self, stored: &[Option<StoredAt>]) -> Result<(), TaskError> {
+        let mut rest = stored;
+        for (reply, count) in self.pending.drain(..) {
+            let (mine, others) = rest.split_at(count.min(rest.len()));
+            rest = others;
+            let _ = reply.send(Outcome::Stored(mine.to_vec()));
+        }
+        self.state.in_hand.store(false, Ordering::SeqCst);
         Ok(())
     }
 

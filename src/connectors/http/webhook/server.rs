@@ -15,15 +15,17 @@ use warp::reply::Response;
 use warp::{Filter, Reply};
 
 use super::body::{self, BodyShape, KeySource};
+use crate::connectors::StoredAt;
 use crate::model::now_ms;
 use crate::record::SourceRecord;
 use crate::security::auth::decode_basic;
 
 /// What the task tells a waiting request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// The records are committed to the local log.
-    Stored,
+    /// The records are committed to the local log, each where it went (`None`: a transform dropped it
+    /// or the error handler skipped it).
+    Stored(Vec<Option<StoredAt>>),
     /// The task stopped before they were.
     Stopped,
 }
@@ -274,7 +276,7 @@ where
     };
     let count = records.len();
     if count == 0 {
-        return stored(topic, 0);
+        return stored(topic, &[]);
     }
     let (reply, outcome) = oneshot::channel();
     let sent = endpoint.queue.send(Submission { records, reply });
@@ -283,7 +285,7 @@ where
     }
     let _waiting = Waiting::enter(&endpoint.waiting);
     match wait_stored(endpoint, outcome).await {
-        Ok(()) => stored(topic, count),
+        Ok(at) => stored(topic, &at),
         Err(why) => unavailable(endpoint, &why),
     }
 }
@@ -294,12 +296,12 @@ where
 async fn wait_stored(
     endpoint: &Endpoint,
     mut outcome: oneshot::Receiver<Outcome>,
-) -> Result<(), String> {
+) -> Result<Vec<Option<StoredAt>>, String> {
     let deadline = tokio::time::Instant::now() + endpoint.timeout;
     loop {
         let slice = deadline.min(tokio::time::Instant::now() + Duration::from_millis(250));
         match tokio::time::timeout_at(slice, &mut outcome).await {
-            Ok(Ok(Outcome::Stored)) => return Ok(()),
+            Ok(Ok(Outcome::Stored(at))) => return Ok(at),
             Ok(_) => return Err("The connector stopped before the records were stored".into()),
             Err(_) if slice >= deadline => {
                 return Err(format!("The records were not stored within request.timeout.ms={}ms (the local log is full); they may still be stored", endpoint.timeout.as_millis()));
@@ -313,9 +315,18 @@ async fn wait_stored(
     }
 }
 
-fn stored(topic: &str, count: usize) -> Response {
-    let body = json!({"topic": topic, "records": count});
-    warp::reply::with_status(warp::reply::json(&body), StatusCode::OK).into_response()
+/// 201 with where each of the request's records was stored, in the order the body held them (`null`
+/// for one a transform dropped or `errors.tolerance=all` skipped).
+fn stored(topic: &str, at: &[Option<StoredAt>]) -> Response {
+    let offsets: Vec<serde_json::Value> = at
+        .iter()
+        .map(|a| match a {
+            Some(a) => json!({"topic": a.topic, "partition": a.partition, "offset": a.offset}),
+            None => serde_json::Value::Null,
+        })
+        .collect();
+    let body = json!({"topic": topic, "records": at.len(), "offsets": offsets});
+    warp::reply::with_status(warp::reply::json(&body), StatusCode::CREATED).into_response()
 }
 
 /// Reads the body, or answers 413 once it passes `limit` bytes.
