@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
 use crate::connectors::plugin_identity;
 
 const VERSION: &str = "10.8.0";
@@ -32,19 +32,6 @@ pub(crate) const QUOTE_IDENTIFIERS: &str = "quote.sql.identifiers";
 pub(crate) const TASK_INDEX: &str = "liteconnect.jdbc.task.index";
 pub(crate) const TASK_COUNT: &str = "liteconnect.jdbc.task.count";
 
-fn key(
-    name: &str,
-    t: ConfigType,
-    default: Option<&str>,
-    importance: Importance,
-    doc: &str,
-) -> ConfigKey {
-    let default = match default {
-        Some(d) => DefaultValue::Value(d.into()),
-        None => DefaultValue::Null,
-    };
-    ConfigKey::new(name, t, default, importance, doc)
-}
 
 /// The connection keys both connectors share.
 fn connection_keys(def: ConfigDef) -> ConfigDef {
@@ -136,6 +123,17 @@ pub(crate) fn quote(ident: &str, q: Option<char>) -> String {
     }
 }
 
+/// The errors of a connector's config: the connection URL's, then those `keys` finds.
+fn validate_with(
+    config: &BTreeMap<String, Option<String>>,
+    keys: fn(&BTreeMap<String, Option<String>>, &mut Vec<(String, String)>),
+) -> Vec<(String, String)> {
+    let mut errors = Vec::new();
+    check_url(config, &mut errors);
+    keys(config, &mut errors);
+    errors
+}
+
 /// `io.confluent.connect.jdbc.JdbcSourceConnector`.
 #[derive(Debug)]
 pub struct JdbcSource;
@@ -151,10 +149,7 @@ impl ConnectorPlugin for JdbcSource {
         source_config::config_def(connection_keys(ConfigDef::new()))
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        let mut errors = Vec::new();
-        check_url(config, &mut errors);
-        source_config::validate(config, &mut errors);
-        errors
+        validate_with(config, source_config::validate)
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         let query_mode = config
@@ -198,10 +193,7 @@ impl ConnectorPlugin for JdbcSink {
         sink::config_def(connection_keys(ConfigDef::new()))
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        let mut errors = Vec::new();
-        check_url(config, &mut errors);
-        sink::validate(config, &mut errors);
-        errors
+        validate_with(config, sink::validate)
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone(); max_tasks.max(1)])

@@ -11,8 +11,8 @@ use serde_json::{json, Value as Json};
 
 use self::parse::{Offset, RecordParser};
 use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, TaskError};
-use super::webhook::{key, parse_config};
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use super::webhook::parse_config;
+use crate::config::def::{key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
 use crate::connectors::plugin_identity;
 use crate::model::now_ms;
 use crate::record::SourceRecord;
