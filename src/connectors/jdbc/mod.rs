@@ -16,7 +16,9 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
-use crate::config::def::{key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator,
+};
 use crate::connectors::plugin_identity;
 
 const VERSION: &str = "10.8.0";
@@ -31,7 +33,6 @@ pub(crate) const QUOTE_IDENTIFIERS: &str = "quote.sql.identifiers";
 /// Which share of the tables a source task copies (set by `task_configs`).
 pub(crate) const TASK_INDEX: &str = "liteconnect.jdbc.task.index";
 pub(crate) const TASK_COUNT: &str = "liteconnect.jdbc.task.count";
-
 
 /// The connection keys both connectors share.
 fn connection_keys(def: ConfigDef) -> ConfigDef {

@@ -12,7 +12,9 @@ use serde_json::{json, Value as Json};
 use self::parse::{Offset, RecordParser};
 use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, TaskError};
 use super::webhook::parse_config;
-use crate::config::def::{key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator,
+};
 use crate::connectors::plugin_identity;
 use crate::model::now_ms;
 use crate::record::SourceRecord;

@@ -40,7 +40,6 @@ const TLS_PREFIX: &str = "listener.https.";
 /// At most this many records go into one poll (several requests' worth).
 const MAX_POLL_RECORDS: usize = 10_000;
 
-
 /// Parses a task config with `def`; the error names every key that is wrong.
 pub(crate) fn parse_config(def: &ConfigDef, config: &Props) -> Result<ParsedConfig, TaskError> {
     def.parse(config)
