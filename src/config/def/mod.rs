@@ -242,6 +242,14 @@ impl ConfigDef {
         self
     }
 
+    /// Adds the keys of a table in order, builder style.
+    pub fn define_rows(mut self, rows: &[KeyRow]) -> Self {
+        for row in rows {
+            self.add(ConfigKey::from_row(row));
+        }
+        self
+    }
+
     /// Adds a key in place; see [`ConfigDef::define`] for duplicates.
     pub fn add(&mut self, key: ConfigKey) {
         if self.get(&key.name).is_none() {

@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, KeyRow, Validator,
+};
 use crate::connectors::plugin_identity;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -152,6 +154,17 @@ impl ConnectorPlugin for KafkaSink {
     }
 }
 
+/// The MirrorSourceConnector keys after the cluster aliases and bootstrap servers.
+#[rustfmt::skip]
+const MIRROR_KEYS: &[KeyRow] = &[
+    (TOPICS, ConfigType::List, Some(".*"), Importance::High, "Topics to replicate. Supports comma-separated topic names and regexes."),
+    (TOPICS_EXCLUDE, ConfigType::List, Some(mirror::DEFAULT_EXCLUDE), Importance::High, "Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes."),
+    (POLICY_CLASS, ConfigType::Class, Some(mirror::DEFAULT_POLICY), Importance::Low, "Class which defines the remote topic naming convention."),
+    (POLICY_SEPARATOR, ConfigType::String, Some("."), Importance::Low, "Separator used in remote topic naming convention."),
+    (REFRESH_TOPICS, ConfigType::Long, Some("600"), Importance::Low, "Frequency of topic refresh."),
+    (POLL_TIMEOUT, ConfigType::Long, Some("1000"), Importance::Low, "Timeout when polling source cluster."),
+];
+
 /// `org.apache.kafka.connect.mirror.MirrorSourceConnector`.
 #[derive(Debug)]
 pub struct MirrorSource;
@@ -169,8 +182,12 @@ impl ConnectorPlugin for MirrorSource {
         };
         ConfigDef::new()
             .define(
-                string(SOURCE_ALIAS, DefaultValue::Required, "Alias of source cluster")
-                    .validator(Validator::NonEmptyString),
+                string(
+                    SOURCE_ALIAS,
+                    DefaultValue::Required,
+                    "Alias of source cluster",
+                )
+                .validator(Validator::NonEmptyString),
             )
             .define(string(
                 TARGET_ALIAS,
@@ -185,48 +202,7 @@ impl ConnectorPlugin for MirrorSource {
                 )
                 .validator(Validator::NonEmptyString),
             )
-            .define(ConfigKey::new(
-                TOPICS,
-                ConfigType::List,
-                DefaultValue::Value(".*".into()),
-                Importance::High,
-                "Topics to replicate. Supports comma-separated topic names and regexes.",
-            ))
-            .define(ConfigKey::new(
-                TOPICS_EXCLUDE,
-                ConfigType::List,
-                DefaultValue::Value(mirror::DEFAULT_EXCLUDE.into()),
-                Importance::High,
-                "Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes.",
-            ))
-            .define(ConfigKey::new(
-                POLICY_CLASS,
-                ConfigType::Class,
-                DefaultValue::Value(mirror::DEFAULT_POLICY.into()),
-                Importance::Low,
-                "Class which defines the remote topic naming convention.",
-            ))
-            .define(ConfigKey::new(
-                POLICY_SEPARATOR,
-                ConfigType::String,
-                DefaultValue::Value(".".into()),
-                Importance::Low,
-                "Separator used in remote topic naming convention.",
-            ))
-            .define(ConfigKey::new(
-                REFRESH_TOPICS,
-                ConfigType::Long,
-                DefaultValue::Value("600".into()),
-                Importance::Low,
-                "Frequency of topic refresh.",
-            ))
-            .define(ConfigKey::new(
-                POLL_TIMEOUT,
-                ConfigType::Long,
-                DefaultValue::Value("1000".into()),
-                Importance::Low,
-                "Timeout when polling source cluster.",
-            ))
+            .define_rows(MIRROR_KEYS)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);
