@@ -26,9 +26,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
-use crate::config::def::{
-    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, KeyRow, Validator,
-};
+use crate::config::def::KeyRow;
+use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
 use crate::connectors::file::topic_key;
 use crate::connectors::plugin_identity;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};

@@ -102,37 +102,15 @@ impl ConnectorPlugin for KafkaSink {
         "liteconnect.kafka.KafkaSinkTask"
     );
     fn config_def(&self) -> ConfigDef {
-        ConfigDef::new()
-            .define(
-                ConfigKey::new(
-                    BOOTSTRAP,
-                    ConfigType::String,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "The Kafka cluster to ship records to (host:port, comma-separated)",
-                )
-                .validator(Validator::NonEmptyString),
-            )
-            .define(
-                ConfigKey::new(
-                    TOPIC_FORMAT,
-                    ConfigType::String,
-                    DefaultValue::Value("${topic}".into()),
-                    Importance::Medium,
-                    "The Kafka topic for a local topic; ${topic} is replaced with the local topic's name",
-                )
-                .validator(Validator::NonEmptyString),
-            )
-            .define(
-                ConfigKey::new(
-                    PARTITIONING,
-                    ConfigType::String,
-                    DefaultValue::Value("keep".into()),
-                    Importance::Low,
-                    "keep: a record goes to the Kafka partition with its local partition number (per-partition order kept); key: librdkafka's partitioner chooses by key",
-                )
-                .validator(Validator::OneOf(vec!["keep", "key"])),
-            )
+        let validators = [
+            Validator::NonEmptyString,
+            Validator::NonEmptyString,
+            Validator::OneOf(vec!["keep", "key"]),
+        ];
+        let keys = SINK_KEYS.iter().zip(validators);
+        keys.fold(ConfigDef::new(), |def, (row, validator)| {
+            def.define(ConfigKey::from_row(row).validator(validator))
+        })
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);
@@ -153,6 +131,14 @@ impl ConnectorPlugin for KafkaSink {
         true
     }
 }
+
+/// The KafkaSink keys, each with a validator.
+#[rustfmt::skip]
+const SINK_KEYS: [KeyRow; 3] = [
+    (BOOTSTRAP, ConfigType::String, None, Importance::High, "The Kafka cluster to ship records to (host:port, comma-separated)"),
+    (TOPIC_FORMAT, ConfigType::String, Some("${topic}"), Importance::Medium, "The Kafka topic for a local topic; ${topic} is replaced with the local topic's name"),
+    (PARTITIONING, ConfigType::String, Some("keep"), Importance::Low, "keep: a record goes to the Kafka partition with its local partition number (per-partition order kept); key: librdkafka's partitioner chooses by key"),
+];
 
 /// The MirrorSourceConnector keys after the cluster aliases and bootstrap servers.
 #[rustfmt::skip]
