@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{key, parse_config, JavaRegex, Predicate};
+use super::{key, parse_config, regex_value, JavaRegex, Predicate};
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::record::ConnectRecord;
 
@@ -38,10 +38,8 @@ impl TopicNameMatches {
     /// Java-compatible regular expression: ...`.
     pub fn configure(props: &BTreeMap<String, String>) -> Result<TopicNameMatches, String> {
         let config = parse_config(&TopicNameMatches::config_def(), props)?;
-        let value = config.get_string("pattern").unwrap_or_default();
-        let pattern = JavaRegex::new(&value).map_err(|e| {
-            format!("Invalid value {value} for configuration pattern: entry must be a Java-compatible regular expression: {e}")
-        })?;
+        let why = "entry must be a Java-compatible regular expression";
+        let pattern = regex_value(&config, "pattern", why)?;
         Ok(TopicNameMatches { pattern })
     }
 }

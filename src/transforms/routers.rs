@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::datefmt::DateFormat;
-use super::{key, parse_config, JavaRegex, RecordContext, Transformation};
+use super::{key, parse_config, regex_value, JavaRegex, RecordContext, Transformation};
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
 use crate::record::ConnectRecord;
 
@@ -73,10 +73,7 @@ impl RegexRouter {
     /// regex: <why>` for a pattern the engine cannot compile.
     pub fn configure(props: &BTreeMap<String, String>) -> Result<RegexRouter, String> {
         let config = parse_config(&RegexRouter::config_def(), props)?;
-        let pattern = config.get_string("regex").unwrap_or_default();
-        let regex = JavaRegex::new(&pattern).map_err(|e| {
-            format!("Invalid value {pattern} for configuration regex: Invalid regex: {e}")
-        })?;
+        let regex = regex_value(&config, "regex", "Invalid regex")?;
         Ok(RegexRouter {
             regex,
             replacement: config.get_string("replacement").unwrap_or_default(),
