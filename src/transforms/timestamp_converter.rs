@@ -51,11 +51,7 @@ impl TsType {
             TsType::Time => logical::time(),
             TsType::Timestamp => logical::timestamp(),
         };
-        if optional {
-            b.optional().build()
-        } else {
-            b.build()
-        }
+        b.optional_if(optional).build()
     }
 }
 
