@@ -190,6 +190,17 @@ pub(crate) fn default(text: &str) -> DefaultValue {
     DefaultValue::Value(text.to_string())
 }
 
+/// A required `STRING` key.
+pub(crate) fn required_string(name: &str, importance: Importance, doc: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::String,
+        DefaultValue::Required,
+        importance,
+        doc,
+    )
+}
+
 /// A required `LIST` key of high importance that must not be empty (`fields`, `headers`).
 pub(crate) fn required_list_key(name: &str, doc: &str) -> ConfigKey {
     key(
