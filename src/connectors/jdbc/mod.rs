@@ -124,6 +124,20 @@ pub(crate) fn quote(ident: &str, q: Option<char>) -> String {
     }
 }
 
+/// What both JDBC connectors share: their identity, a definition of the connection keys and then
+/// those of `$keys`, and validation of the connection URL and then by `$keys::validate`.
+macro_rules! jdbc_connector {
+    ($class:expr, $kind:ident, $task_class:expr, $keys:ident) => {
+        plugin_identity!($class, $kind, VERSION, $task_class);
+        fn config_def(&self) -> ConfigDef {
+            $keys::config_def(connection_keys(ConfigDef::new()))
+        }
+        fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+            validate_with(config, $keys::validate)
+        }
+    };
+}
+
 /// The errors of a connector's config: the connection URL's, then those `keys` finds.
 fn validate_with(
     config: &BTreeMap<String, Option<String>>,
@@ -140,18 +154,12 @@ fn validate_with(
 pub struct JdbcSource;
 
 impl ConnectorPlugin for JdbcSource {
-    plugin_identity!(
+    jdbc_connector!(
         "io.confluent.connect.jdbc.JdbcSourceConnector",
         Source,
-        VERSION,
-        "io.confluent.connect.jdbc.source.JdbcSourceTask"
+        "io.confluent.connect.jdbc.source.JdbcSourceTask",
+        source_config
     );
-    fn config_def(&self) -> ConfigDef {
-        source_config::config_def(connection_keys(ConfigDef::new()))
-    }
-    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        validate_with(config, source_config::validate)
-    }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         let query_mode = config
             .get(source_config::QUERY)
@@ -184,18 +192,12 @@ impl ConnectorPlugin for JdbcSource {
 pub struct JdbcSink;
 
 impl ConnectorPlugin for JdbcSink {
-    plugin_identity!(
+    jdbc_connector!(
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         Sink,
-        VERSION,
-        "io.confluent.connect.jdbc.sink.JdbcSinkTask"
+        "io.confluent.connect.jdbc.sink.JdbcSinkTask",
+        sink
     );
-    fn config_def(&self) -> ConfigDef {
-        sink::config_def(connection_keys(ConfigDef::new()))
-    }
-    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        validate_with(config, sink::validate)
-    }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone(); max_tasks.max(1)])
     }
