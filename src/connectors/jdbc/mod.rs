@@ -133,20 +133,12 @@ macro_rules! jdbc_connector {
             $keys::config_def(connection_keys(ConfigDef::new()))
         }
         fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-            validate_with(config, $keys::validate)
+            let mut errors = Vec::new();
+            check_url(config, &mut errors);
+            $keys::validate(config, &mut errors);
+            errors
         }
     };
-}
-
-/// The errors of a connector's config: the connection URL's, then those `keys` finds.
-fn validate_with(
-    config: &BTreeMap<String, Option<String>>,
-    keys: fn(&BTreeMap<String, Option<String>>, &mut Vec<(String, String)>),
-) -> Vec<(String, String)> {
-    let mut errors = Vec::new();
-    check_url(config, &mut errors);
-    keys(config, &mut errors);
-    errors
 }
 
 /// `io.confluent.connect.jdbc.JdbcSourceConnector`.
