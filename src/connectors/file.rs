@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, KeyRow, Validator, NULL_DEFAULT,
+};
 use crate::connectors::plugin_identity;
 use crate::data::{Schema, Value};
 use crate::model::now_ms;
@@ -21,6 +23,11 @@ const TOPIC: &str = "topic";
 const BATCH_SIZE: &str = "batch.size";
 const FILENAME_FIELD: &str = "filename";
 const POSITION_FIELD: &str = "position";
+
+#[rustfmt::skip]
+const SOURCE_FILE_KEY: KeyRow = (FILE, ConfigType::String, NULL_DEFAULT, Importance::High, "Source filename. If not specified, the standard input will be used");
+#[rustfmt::skip]
+const SOURCE_BATCH_SIZE_KEY: KeyRow = (BATCH_SIZE, ConfigType::Int, Some("2000"), Importance::Low, "The maximum number of records the source task can read from the file each time it is polled");
 
 /// `org.apache.kafka.connect.file.FileStreamSourceConnector`.
 #[derive(Debug)]
@@ -47,21 +54,9 @@ impl ConnectorPlugin for FileStreamSource {
     );
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
-            .define(ConfigKey::new(
-                FILE,
-                ConfigType::String,
-                DefaultValue::Null,
-                Importance::High,
-                "Source filename. If not specified, the standard input will be used",
-            ))
+            .define_rows(&[SOURCE_FILE_KEY])
             .define(topic_key())
-            .define(ConfigKey::new(
-                BATCH_SIZE,
-                ConfigType::Int,
-                DefaultValue::Value("2000".into()),
-                Importance::Low,
-                "The maximum number of records the source task can read from the file each time it is polled",
-            ))
+            .define_rows(&[SOURCE_BATCH_SIZE_KEY])
     }
     fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         // Kafka's file source always has exactly one task: a file cannot be split between readers.

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value as Json};
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, SourceTaskContext, TaskError};
+use crate::config::def::KeyRow;
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
 use crate::connectors::file::topic_key;
 use crate::connectors::plugin_identity;
@@ -60,6 +61,11 @@ fn numbered_tasks(config: &Props, max_tasks: usize) -> Vec<Props> {
         })
         .collect()
 }
+
+#[rustfmt::skip]
+const THROUGHPUT_KEY: KeyRow = (THROUGHPUT, ConfigType::Long, Some("-1"), Importance::High, "The records per second each task publishes; negative for no limit, 0 for none at all");
+#[rustfmt::skip]
+const COMPLETE_RECORD_DATA_KEY: KeyRow = (COMPLETE_RECORD_DATA, ConfigType::Boolean, Some("false"), Importance::Low, "Whether the value is a struct with the name, task, topic, time and seqno instead of the seqno alone");
 
 /// The `id` key both verifiable connectors define.
 fn id_key() -> ConfigKey {
@@ -97,21 +103,9 @@ impl ConnectorPlugin for VerifiableSource {
     fn config_def(&self) -> ConfigDef {
         ConfigDef::new()
             .define(topic_key())
-            .define(ConfigKey::new(
-                THROUGHPUT,
-                ConfigType::Long,
-                DefaultValue::Value("-1".into()),
-                Importance::High,
-                "The records per second each task publishes; negative for no limit, 0 for none at all",
-            ))
+            .define_rows(&[THROUGHPUT_KEY])
             .define(id_key())
-            .define(ConfigKey::new(
-                COMPLETE_RECORD_DATA,
-                ConfigType::Boolean,
-                DefaultValue::Value("false".into()),
-                Importance::Low,
-                "Whether the value is a struct with the name, task, topic, time and seqno instead of the seqno alone",
-            ))
+            .define_rows(&[COMPLETE_RECORD_DATA_KEY])
     }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(numbered_tasks(config, max_tasks))

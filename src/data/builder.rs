@@ -89,6 +89,11 @@ impl SchemaBuilder {
         self.schema.optional = true;
         self
     }
+    /// Marks the schema optional when `optional`, required otherwise.
+    pub fn optional_if(mut self, optional: bool) -> Self {
+        self.schema.optional = optional;
+        self
+    }
     /// Marks the schema required (the default).
     pub fn required(mut self) -> Self {
         self.schema.optional = false;

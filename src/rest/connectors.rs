@@ -110,23 +110,15 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 None => Reply::empty(204),
             })
         }
-        [name, "pause"] => {
+        [name, action @ ("pause" | "resume" | "stop")] => {
             only(m, &[Method::PUT])?;
-            h.pause(name).await?;
-            tracing::info!(connector = %name, "Connector paused.");
-            Ok(Reply::empty(202))
-        }
-        [name, "resume"] => {
-            only(m, &[Method::PUT])?;
-            h.resume(name).await?;
-            tracing::info!(connector = %name, "Connector resumed.");
-            Ok(Reply::empty(202))
-        }
-        [name, "stop"] => {
-            only(m, &[Method::PUT])?;
-            h.stop(name).await?;
-            tracing::info!(connector = %name, "Connector stopped.");
-            Ok(Reply::empty(204))
+            let (status, done) = match *action {
+                "pause" => (h.pause(name).await.map(|()| 202)?, "paused"),
+                "resume" => (h.resume(name).await.map(|()| 202)?, "resumed"),
+                _ => (h.stop(name).await.map(|()| 204)?, "stopped"),
+            };
+            tracing::info!(connector = %name, "Connector {done}.");
+            Ok(Reply::empty(status))
         }
         [name, "tasks"] => {
             only(m, &[Method::GET])?;

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use super::{
     key, map_get, parse_config, replace_null_with_default, replace_null_with_default_key,
-    require_map_or_null, require_struct_or_null, Entries, Input, Side, SideTransformation,
+    require_map_or_null, require_struct_or_null, required_string, Entries, Input, Side,
+    SideTransformation,
 };
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
 use crate::data::{Field, Schema, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field extraction";
@@ -186,10 +187,8 @@ impl ExtractField {
     /// Kafka's `ExtractField.CONFIG_DEF`.
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
-            .define(key(
+            .define(required_string(
                 "field",
-                ConfigType::String,
-                DefaultValue::Required,
                 Importance::Medium,
                 "Field name to extract.",
             ))

@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::{
-    copy_schema_basics, field_value, key, map_get, map_remove, parse_config, rebind_struct,
+    copy_schema_basics, field_value, map_get, map_remove, parse_config, rebind_struct,
     replace_null_with_default, replace_null_with_default_key, require_map, require_struct,
-    required_list_key, RecordContext, Side, Transformation,
+    required_list_key, required_string, RecordContext, Side, Transformation,
 };
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{ConfigDef, Importance, Validator};
 use crate::data::{values, SchemaBuilder, SchemaRef, Value};
 use crate::record::{ConnectRecord, Header};
 
@@ -63,20 +63,12 @@ impl InsertHeader {
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
             .define(
-                key(
-                    "header",
-                    ConfigType::String,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "The name of the header.",
-                )
-                .validator(Validator::NonNull),
+                required_string("header", Importance::High, "The name of the header.")
+                    .validator(Validator::NonNull),
             )
             .define(
-                key(
+                required_string(
                     "value.literal",
-                    ConfigType::String,
-                    DefaultValue::Required,
                     Importance::High,
                     "The literal value that is to be set as the header value on all records.",
                 )
@@ -142,13 +134,7 @@ impl HeaderFrom {
                 required_list_key("headers", "Header names, in the same order as the field names listed in the fields configuration property."),
             )
             .define(
-                key(
-                    "operation",
-                    ConfigType::String,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "Either <code>move</code> if the fields are to be moved to the headers (removed from the key/value), or <code>copy</code> if the fields are to be copied to the headers (retained in the key/value).",
-                )
+                required_string("operation", Importance::High, "Either <code>move</code> if the fields are to be moved to the headers (removed from the key/value), or <code>copy</code> if the fields are to be copied to the headers (retained in the key/value).")
                 .validator(Validator::OneOf(vec!["move", "copy"])),
             )
             .define(replace_null_with_default_key())

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{key, parse_config, put, Input, Side, SideTransformation};
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
+use super::{parse_config, put, required_string, Input, Side, SideTransformation};
+use crate::config::def::{ConfigDef, Importance};
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 /// The `HoistField` transformation.
@@ -17,10 +17,8 @@ pub struct HoistField {
 impl HoistField {
     /// Kafka's `HoistField.CONFIG_DEF`.
     pub fn config_def() -> ConfigDef {
-        ConfigDef::new().define(key(
+        ConfigDef::new().define(required_string(
             "field",
-            ConfigType::String,
-            DefaultValue::Required,
             Importance::Medium,
             "Field name for the single field that will be created in the resulting Struct or Map.",
         ))

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{key, parse_config, JavaRegex, Predicate};
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use super::{parse_config, regex_value, required_string, JavaRegex, Predicate};
+use crate::config::def::{ConfigDef, Importance, Validator};
 use crate::record::ConnectRecord;
 
 /// `TopicNameMatches`: true when the whole topic name matches `pattern`.
@@ -17,10 +17,8 @@ impl TopicNameMatches {
     /// Kafka's `TopicNameMatches.CONFIG_DEF`.
     pub fn config_def() -> ConfigDef {
         ConfigDef::new().define(
-            key(
+            required_string(
                 "pattern",
-                ConfigType::String,
-                DefaultValue::Required,
                 Importance::Medium,
                 "A Java regular expression for matching against the name of a record's topic.",
             )
@@ -38,10 +36,8 @@ impl TopicNameMatches {
     /// Java-compatible regular expression: ...`.
     pub fn configure(props: &BTreeMap<String, String>) -> Result<TopicNameMatches, String> {
         let config = parse_config(&TopicNameMatches::config_def(), props)?;
-        let value = config.get_string("pattern").unwrap_or_default();
-        let pattern = JavaRegex::new(&value).map_err(|e| {
-            format!("Invalid value {value} for configuration pattern: entry must be a Java-compatible regular expression: {e}")
-        })?;
+        let why = "entry must be a Java-compatible regular expression";
+        let pattern = regex_value(&config, "pattern", why)?;
         Ok(TopicNameMatches { pattern })
     }
 }
@@ -62,14 +58,8 @@ impl HasHeaderKey {
     /// Kafka's `HasHeaderKey.CONFIG_DEF`.
     pub fn config_def() -> ConfigDef {
         ConfigDef::new().define(
-            key(
-                "name",
-                ConfigType::String,
-                DefaultValue::Required,
-                Importance::Medium,
-                "The header name.",
-            )
-            .validator(Validator::NonEmptyString),
+            required_string("name", Importance::Medium, "The header name.")
+                .validator(Validator::NonEmptyString),
         )
     }
 

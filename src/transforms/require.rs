@@ -162,6 +162,18 @@ pub(crate) fn parse_config(
         .map_err(|errors| errors.into_iter().next().unwrap_or_default())
 }
 
+/// The value of `name` compiled as a Java regular expression; a pattern the engine refuses gives
+/// Kafka's `Invalid value <pattern> for configuration <name>: <why>: <error>`.
+pub(crate) fn regex_value(
+    config: &ParsedConfig,
+    name: &str,
+    why: &str,
+) -> Result<super::JavaRegex, String> {
+    let value = config.get_string(name).unwrap_or_default();
+    super::JavaRegex::new(&value)
+        .map_err(|e| format!("Invalid value {value} for configuration {name}: {why}: {e}"))
+}
+
 /// A config key with no validator, group or display name.
 pub(crate) fn key(
     name: &str,
@@ -176,6 +188,17 @@ pub(crate) fn key(
 /// `DefaultValue::Value` from text.
 pub(crate) fn default(text: &str) -> DefaultValue {
     DefaultValue::Value(text.to_string())
+}
+
+/// A required `STRING` key.
+pub(crate) fn required_string(name: &str, importance: Importance, doc: &str) -> ConfigKey {
+    key(
+        name,
+        ConfigType::String,
+        DefaultValue::Required,
+        importance,
+        doc,
+    )
 }
 
 /// A required `LIST` key of high importance that must not be empty (`fields`, `headers`).

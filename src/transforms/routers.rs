@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 
 use super::datefmt::DateFormat;
-use super::{key, parse_config, JavaRegex, RecordContext, Transformation};
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use super::{
+    key, parse_config, regex_value, required_string, JavaRegex, RecordContext, Transformation,
+};
+use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
 use crate::record::ConnectRecord;
 
 /// `Filter`: drops every record (normally applied under a predicate).
@@ -48,19 +50,15 @@ impl RegexRouter {
     pub fn config_def() -> ConfigDef {
         ConfigDef::new()
             .define(
-                key(
+                required_string(
                     "regex",
-                    ConfigType::String,
-                    DefaultValue::Required,
                     Importance::High,
                     "Regular expression to use for matching.",
                 )
                 .validator(Validator::Regex),
             )
-            .define(key(
+            .define(required_string(
                 "replacement",
-                ConfigType::String,
-                DefaultValue::Required,
                 Importance::High,
                 "Replacement string.",
             ))
@@ -73,10 +71,7 @@ impl RegexRouter {
     /// regex: <why>` for a pattern the engine cannot compile.
     pub fn configure(props: &BTreeMap<String, String>) -> Result<RegexRouter, String> {
         let config = parse_config(&RegexRouter::config_def(), props)?;
-        let pattern = config.get_string("regex").unwrap_or_default();
-        let regex = JavaRegex::new(&pattern).map_err(|e| {
-            format!("Invalid value {pattern} for configuration regex: Invalid regex: {e}")
-        })?;
+        let regex = regex_value(&config, "regex", "Invalid regex")?;
         Ok(RegexRouter {
             regex,
             replacement: config.get_string("replacement").unwrap_or_default(),

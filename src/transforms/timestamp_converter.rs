@@ -12,9 +12,9 @@ use super::datefmt::DateFormat;
 use super::{
     copy_schema_basics, field_value, key, map_get, map_put, parse_config, put,
     replace_null_with_default, replace_null_with_default_key, require_map, require_struct_or_null,
-    Input, Side, SideTransformation,
+    required_string, Input, Side, SideTransformation,
 };
-use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
 
@@ -51,11 +51,7 @@ impl TsType {
             TsType::Time => logical::time(),
             TsType::Timestamp => logical::timestamp(),
         };
-        if optional {
-            b.optional().build()
-        } else {
-            b.build()
-        }
+        b.optional_if(optional).build()
     }
 }
 
@@ -91,13 +87,7 @@ impl TimestampConverter {
                 "The field containing the timestamp, or empty if the entire value is a timestamp",
             ))
             .define(
-                key(
-                    "target.type",
-                    ConfigType::String,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "The desired timestamp representation: string, unix, Date, Time, or Timestamp",
-                )
+                required_string("target.type", Importance::High, "The desired timestamp representation: string, unix, Date, Time, or Timestamp")
                 .validator(Validator::OneOf(vec!["string", "unix", "Date", "Time", "Timestamp"])),
             )
             .define(key(

@@ -503,28 +503,16 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "tasks did not fail");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let p = statuses.view("p", "source").unwrap();
-        assert!(
-            p.tasks[0]
-                .trace
-                .as_deref()
-                .unwrap()
-                .contains("panicked: boom in poll"),
-            "{p:?}"
-        );
-        let f = statuses.view("f", "source").unwrap();
-        assert!(
-            f.tasks[0]
-                .trace
-                .as_deref()
-                .unwrap()
-                .contains("the source is broken"),
-            "{f:?}"
-        );
-        assert!(
-            f.tasks[0].trace.as_deref().unwrap().contains("TASK_POLL"),
-            "{f:?}"
-        );
+        let trace = |name: &str| {
+            let view = statuses.view(name, "source").unwrap();
+            let trace = view.tasks[0].trace.clone();
+            trace.unwrap_or_else(|| panic!("no trace: {view:?}"))
+        };
+        let p = trace("p");
+        assert!(p.contains("panicked: boom in poll"), "{p}");
+        let f = trace("f");
+        assert!(f.contains("the source is broken"), "{f}");
+        assert!(f.contains("TASK_POLL"), "{f}");
         // The worker still starts and stops tasks.
         worker.start_task(spec(&failing, "f"), Props::new(), Mode::Pause);
         worker.stop_all().await;

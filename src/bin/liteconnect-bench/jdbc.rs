@@ -177,12 +177,8 @@ async fn pipeline(s: &Settings, source_url: &str, sink_url: &str, n: usize) -> R
     let sink = json!({"connector.class": "JdbcSink", "connection.url": sink_url, "topics": "bench-items",
         "auto.create": "true", "table.name.format": "copy_${topic}", "batch.size": "3000"});
     w.create("sink", conv(sink)).await?;
-    w.wait_for(
-        "the sink to write every row",
-        Duration::from_millis(20),
-        || async { Ok(w.sink_committed("sink").await? >= n as i64) },
-    )
-    .await?;
+    w.wait_sink_committed("sink", Duration::from_millis(20), n as i64)
+        .await?;
     let sink_s = started.elapsed().as_secs_f64();
     w.stop()?;
     Ok((source_s, sink_s))

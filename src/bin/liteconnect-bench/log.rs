@@ -43,12 +43,8 @@ pub(crate) async fn log_run(settings: &Settings, tasks: usize, read_back: bool) 
             json!({"connector.class": VERIFIABLE_SINK, "tasks.max": "1", "topics": "vlog"}),
         )
         .await?;
-        w.wait_for(
-            "the sink to read the whole log",
-            Duration::from_millis(5),
-            || async { Ok(w.sink_committed("vsink").await? >= total) },
-        )
-        .await?;
+        w.wait_sink_committed("vsink", Duration::from_millis(5), total)
+            .await?;
         sink_rate = total as f64 / started.elapsed().as_secs_f64();
     }
     w.stop()?;

@@ -168,6 +168,32 @@ impl Ctx {
 
 // ----- main ------------------------------------------------------------------------------------------------
 
+/// Runs a scenario's measurement `s.runs` times and prints each run's figures after
+/// `  {name} run i/n: `. `describe` gives the figures and the number of failed requests; a run
+/// with any ends the scenario with `{failed} {what} failed`.
+async fn measured_runs<R, Fut>(
+    s: &Settings,
+    name: &str,
+    what: &str,
+    mut one: impl FnMut() -> Fut,
+    describe: impl Fn(&R) -> (String, usize),
+) -> Res<Vec<R>>
+where
+    Fut: std::future::Future<Output = Res<R>>,
+{
+    let mut runs = Vec::new();
+    for run in 0..s.runs {
+        let r = one().await?;
+        let (figures, failed) = describe(&r);
+        eprintln!("  {name} run {}/{}: {figures}", run + 1, s.runs);
+        if failed > 0 {
+            return Err(format!("{failed} {what} failed").into());
+        }
+        runs.push(r);
+    }
+    Ok(runs)
+}
+
 fn machine() -> String {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())

@@ -92,12 +92,8 @@ pub(crate) async fn pipeline_run(
         || async { Ok(std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0) >= input_len) },
     )
     .await?;
-    w.wait_for(
-        "the sink's offset to reach the end",
-        Duration::from_millis(5),
-        || async { Ok(w.sink_committed("sink").await? >= lines as i64) },
-    )
-    .await?;
+    w.wait_sink_committed("sink", Duration::from_millis(5), lines as i64)
+        .await?;
     let elapsed = started.elapsed().as_secs_f64();
     w.stop()?;
     if !same_contents(input, &output)? {

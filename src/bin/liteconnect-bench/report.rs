@@ -61,6 +61,20 @@ impl Row {
             targets: Vec::new(),
         }
     }
+    /// The `  p50 latency` and `  p99 latency` rows (ms) under a throughput row; `medians` gives a
+    /// figure of [`Load`] as `(measured, baseline)` medians.
+    pub(crate) fn latencies(
+        scenario: &'static str,
+        baseline: &str,
+        medians: impl Fn(fn(&Load) -> f64) -> (f64, f64),
+    ) -> [Row; 2] {
+        let p50: fn(&Load) -> f64 = |l| l.p50_ms;
+        let p99: fn(&Load) -> f64 = |l| l.p99_ms;
+        [("  p50 latency", p50), ("  p99 latency", p99)].map(|(metric, figure)| {
+            let (value, base) = medians(figure);
+            Row::new(scenario, metric, "ms", value).baseline(baseline, base)
+        })
+    }
     pub(crate) fn baseline(mut self, what: impl Into<String>, value: f64) -> Row {
         self.baseline = Some((what.into(), value));
         self
@@ -143,6 +157,34 @@ pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     } else {
         (xs[n / 2 - 1] + xs[n / 2]) / 2.0
     }
+}
+
+/// What one load window of HTTP requests measured.
+pub(crate) struct Load {
+    /// Requests answered per second.
+    pub(crate) rate: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p99_ms: f64,
+    /// Requests that failed or got an unexpected status.
+    pub(crate) errors: usize,
+}
+
+impl Load {
+    /// The figures of a window that took `elapsed` seconds, from each request's latency in µs.
+    pub(crate) fn of(mut latencies: Vec<u32>, errors: usize, elapsed: f64) -> Load {
+        latencies.sort_unstable();
+        Load {
+            rate: latencies.len() as f64 / elapsed,
+            p50_ms: percentile(&latencies, 0.50) / 1000.0,
+            p99_ms: percentile(&latencies, 0.99) / 1000.0,
+            errors,
+        }
+    }
+}
+
+/// The µs since `t`, for a latency sample.
+pub(crate) fn micros_since(t: std::time::Instant) -> u32 {
+    t.elapsed().as_micros().min(u128::from(u32::MAX)) as u32
 }
 
 pub(crate) fn percentile(sorted: &[u32], p: f64) -> f64 {

@@ -8,19 +8,12 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::report::{fmt_num, median, percentile, Row, Target};
+use crate::report::{fmt_num, median, micros_since, Load, Row, Target};
 use crate::worker::{mock_source, TempDir, Worker};
-use crate::{Ctx, Error, Res, Settings};
+use crate::{measured_runs, Ctx, Error, Res, Settings};
 
 /// Concurrent connections of the load.
 const CONNS: usize = 32;
-
-struct Load {
-    rate: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    errors: usize,
-}
 
 /// One keep-alive HTTP/1.1 connection that sends GETs and reads `Content-Length` bodies. It costs far
 /// less CPU per request than a general-purpose client, which leaves more of the machine to the server
@@ -114,7 +107,7 @@ async fn load(base: &str, paths: Arc<Vec<String>>, conns: usize, window: Duratio
                         conn = RawConn::connect(&base).await?;
                     }
                 }
-                latencies.push(t.elapsed().as_micros().min(u128::from(u32::MAX)) as u32);
+                latencies.push(micros_since(t));
             }
             Ok::<_, Error>((latencies, errors))
         }));
@@ -126,14 +119,7 @@ async fn load(base: &str, paths: Arc<Vec<String>>, conns: usize, window: Duratio
         all.extend(l);
         errors += e;
     }
-    let elapsed = started.elapsed().as_secs_f64();
-    all.sort_unstable();
-    Ok(Load {
-        rate: all.len() as f64 / elapsed,
-        p50_ms: percentile(&all, 0.50) / 1000.0,
-        p99_ms: percentile(&all, 0.99) / 1000.0,
-        errors,
-    })
+    Ok(Load::of(all, errors, started.elapsed().as_secs_f64()))
 }
 
 /// The baseline HTTP server: answers every request with `200` and a body of the length the path names
@@ -294,13 +280,9 @@ fn sqlite_cycles(s: &Settings) -> Res<f64> {
 
 pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
     let s = ctx.settings.clone();
-    let mut runs = Vec::new();
-    for run in 0..s.runs {
-        let r = rest_run(&s).await?;
-        eprintln!(
-            "  rest run {}/{}: status {} req/s (p50 {:.2} ms, p99 {:.2} ms, {} errors), list {} req/s (p99 {:.2} ms), {:.0} create+delete/s",
-            run + 1,
-            s.runs,
+    let runs = measured_runs(&s, "rest", "requests", || rest_run(&s), |r: &RestRun| {
+        let figures = format!(
+            "status {} req/s (p50 {:.2} ms, p99 {:.2} ms, {} errors), list {} req/s (p99 {:.2} ms), {:.0} create+delete/s",
             fmt_num(r.status.rate),
             r.status.p50_ms,
             r.status.p99_ms,
@@ -309,11 +291,9 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
             r.list.p99_ms,
             r.cycles
         );
-        if r.status.errors + r.list.errors > 0 {
-            return Err(format!("{} requests failed", r.status.errors + r.list.errors).into());
-        }
-        runs.push(r);
-    }
+        (figures, r.status.errors + r.list.errors)
+    })
+    .await?;
     let (status_len, list_len) = runs
         .last()
         .map(|r| (r.status_len, r.list_len))
@@ -360,15 +340,9 @@ fn push_rows(rows: &mut Vec<Row>, s: &Settings, runs: &[RestRun], base: &Baselin
         .baseline(FIXED, med(&base_status, |l| l.rate))
         .target(Target::AtLeast(15_000.0)),
     );
-    rows.push(
-        Row::new("rest", "  p50 latency", "ms", med(&status, |l| l.p50_ms))
-            .baseline(FIXED, med(&base_status, |l| l.p50_ms)),
-    );
-    rows.push(
-        Row::new("rest", "  p99 latency", "ms", med(&status, |l| l.p99_ms))
-            .baseline(FIXED, med(&base_status, |l| l.p99_ms))
-            .target(Target::Below(5.0)),
-    );
+    let status_ms = |f| (med(&status, f), med(&base_status, f));
+    let [p50, p99] = Row::latencies("rest", FIXED, status_ms);
+    rows.extend([p50, p99.target(Target::Below(5.0))]);
     rows.push(Row::new(
         "rest",
         "  worker CPU per status request",
@@ -387,14 +361,9 @@ fn push_rows(rows: &mut Vec<Row>, s: &Settings, runs: &[RestRun], base: &Baselin
         )
         .baseline(FIXED, med(&base_list, |l| l.rate)),
     );
-    rows.push(
-        Row::new("rest", "  p50 latency", "ms", med(&list, |l| l.p50_ms))
-            .baseline(FIXED, med(&base_list, |l| l.p50_ms)),
-    );
-    rows.push(
-        Row::new("rest", "  p99 latency", "ms", med(&list, |l| l.p99_ms))
-            .baseline(FIXED, med(&base_list, |l| l.p99_ms)),
-    );
+    rows.extend(Row::latencies("rest", FIXED, |f| {
+        (med(&list, f), med(&base_list, f))
+    }));
     rows.push(
         Row::new(
             "rest",

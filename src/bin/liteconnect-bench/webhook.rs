@@ -8,22 +8,14 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::report::{fmt_num, median, percentile, Row};
+use crate::report::{fmt_num, median, micros_since, Load, Row};
 use crate::worker::{TempDir, Worker};
-use crate::{Error, Res, Settings};
+use crate::{measured_runs, Error, Res, Settings};
 
 /// Concurrent client connections.
 const CONNS: usize = 16;
 /// Records in one request body.
 const RECORDS: usize = 100;
-
-/// What one load window measured.
-struct Load {
-    requests_per_s: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    errors: usize,
-}
 
 /// A JSON array of `RECORDS` objects of about 100 bytes each.
 fn body() -> Vec<u8> {
@@ -92,7 +84,7 @@ async fn client(addr: String, body: Arc<Vec<u8>>, deadline: Instant) -> Res<(Vec
             Some(_) => errors += 1,
             None => return Err("the server closed the connection".into()),
         }
-        latencies.push(t.elapsed().as_micros().min(u128::from(u32::MAX)) as u32);
+        latencies.push(micros_since(t));
     }
     Ok((latencies, errors))
 }
@@ -109,17 +101,11 @@ async fn load(addr: &str, window: Duration) -> Res<Load> {
         .iter()
         .map(|r| r.as_ref().map_or(1, |(_, e)| *e))
         .sum();
-    let mut latencies: Vec<u32> = results
+    let latencies = results
         .into_iter()
         .flat_map(|r| r.map(|(l, _)| l).unwrap_or_default())
         .collect();
-    latencies.sort_unstable();
-    Ok(Load {
-        requests_per_s: latencies.len() as f64 / elapsed,
-        p50_ms: percentile(&latencies, 0.50) / 1000.0,
-        p99_ms: percentile(&latencies, 0.99) / 1000.0,
-        errors,
-    })
+    Ok(Load::of(latencies, errors, elapsed))
 }
 
 /// The baseline: reads each request whole and answers `200 {}` at once, on a runtime of its own.
@@ -186,24 +172,25 @@ async fn webhook_run(s: &Settings) -> Res<Load> {
 
 pub(crate) async fn scenario(ctx: &mut crate::Ctx, rows: &mut Vec<Row>) -> Res<()> {
     let s = ctx.settings.clone();
-    let mut runs = Vec::new();
-    for run in 0..s.runs {
-        let r = webhook_run(&s).await?;
-        eprintln!(
-            "  webhook run {}/{}: {} req/s, {} records/s (p50 {:.2} ms, p99 {:.2} ms, {} errors)",
-            run + 1,
-            s.runs,
-            fmt_num(r.requests_per_s),
-            fmt_num(r.requests_per_s * RECORDS as f64),
+    let describe = |r: &Load| {
+        let figures = format!(
+            "{} req/s, {} records/s (p50 {:.2} ms, p99 {:.2} ms, {} errors)",
+            fmt_num(r.rate),
+            fmt_num(r.rate * RECORDS as f64),
             r.p50_ms,
             r.p99_ms,
             r.errors
         );
-        if r.errors > 0 {
-            return Err(format!("{} webhook requests failed", r.errors).into());
-        }
-        runs.push(r);
-    }
+        (figures, r.errors)
+    };
+    let runs = measured_runs(
+        &s,
+        "webhook",
+        "webhook requests",
+        || webhook_run(&s),
+        describe,
+    )
+    .await?;
     let null = spawn_null_server()?;
     let mut base = Vec::new();
     for _ in 0..s.runs {
@@ -213,25 +200,20 @@ pub(crate) async fn scenario(ctx: &mut crate::Ctx, rows: &mut Vec<Row>) -> Res<(
     let med = |xs: &[Load], f: fn(&Load) -> f64| median(xs.iter().map(f).collect());
     let what = format!("POST {RECORDS}-record JSON arrays, {CONNS} connections, 201 after commit");
     rows.push(
-        Row::new("webhook", what, "req/s", med(&runs, |l| l.requests_per_s))
-            .baseline(NULL, med(&base, |l| l.requests_per_s)),
+        Row::new("webhook", what, "req/s", med(&runs, |l| l.rate))
+            .baseline(NULL, med(&base, |l| l.rate)),
     );
     rows.push(
         Row::new(
             "webhook",
             "  records",
             "records/s",
-            med(&runs, |l| l.requests_per_s * RECORDS as f64),
+            med(&runs, |l| l.rate * RECORDS as f64),
         )
-        .baseline(NULL, med(&base, |l| l.requests_per_s * RECORDS as f64)),
+        .baseline(NULL, med(&base, |l| l.rate * RECORDS as f64)),
     );
-    rows.push(
-        Row::new("webhook", "  p50 latency", "ms", med(&runs, |l| l.p50_ms))
-            .baseline(NULL, med(&base, |l| l.p50_ms)),
-    );
-    rows.push(
-        Row::new("webhook", "  p99 latency", "ms", med(&runs, |l| l.p99_ms))
-            .baseline(NULL, med(&base, |l| l.p99_ms)),
-    );
+    rows.extend(Row::latencies("webhook", NULL, |f| {
+        (med(&runs, f), med(&base, f))
+    }));
     Ok(())
 }

@@ -327,6 +327,20 @@ impl Worker {
         }
     }
 
+    /// Polls every `every` until the sink `name` has committed `at_least` records.
+    pub(crate) async fn wait_sink_committed(
+        &self,
+        name: &str,
+        every: Duration,
+        at_least: i64,
+    ) -> Res<()> {
+        let what = format!("{name} to commit {at_least} records");
+        self.wait_for(&what, every, || async {
+            Ok(self.sink_committed(name).await? >= at_least)
+        })
+        .await
+    }
+
     /// Waits until every connector is RUNNING with every task RUNNING.
     pub(crate) async fn wait_all_running(&self, count: usize) -> Res<()> {
         self.wait_for("connectors to run", Duration::from_millis(50), || async {

@@ -23,6 +23,34 @@ pub use types::*;
 pub use validator::*;
 pub use value::*;
 
+/// One key written as a row of a table: name, type, default as text (`None`: required;
+/// [`NULL_DEFAULT`]: null), importance, documentation.
+pub type KeyRow = (
+    &'static str,
+    ConfigType,
+    Option<&'static str>,
+    Importance,
+    &'static str,
+);
+
+/// The marker for a default of `null` in a [`KeyRow`].
+pub const NULL_DEFAULT: Option<&str> = Some("\0");
+
+/// A config key with a default given as text (`None`: no default, the key is optional and null).
+pub fn key(
+    name: &str,
+    config_type: ConfigType,
+    default: Option<&str>,
+    importance: Importance,
+    doc: &str,
+) -> ConfigKey {
+    let default = match default {
+        Some(v) => DefaultValue::Value(v.into()),
+        None => DefaultValue::Null,
+    };
+    ConfigKey::new(name, config_type, default, importance, doc)
+}
+
 /// One configuration key: its type, default, validator and the documentation shown by
 /// `GET /connector-plugins/{p}/config`.
 #[derive(Clone, Debug)]
@@ -78,6 +106,17 @@ impl ConfigKey {
             dependents: Vec::new(),
             recommended_values: Vec::new(),
         }
+    }
+
+    /// The key a [`KeyRow`] describes.
+    pub fn from_row(row: &KeyRow) -> Self {
+        let (name, config_type, default, importance, doc) = *row;
+        let default = match default {
+            None => DefaultValue::Required,
+            Some("\0") => DefaultValue::Null,
+            Some(v) => DefaultValue::Value(v.to_string()),
+        };
+        ConfigKey::new(name, config_type, default, importance, doc)
     }
 
     /// Sets the validator.
@@ -200,6 +239,14 @@ impl ConfigDef {
     /// a slip from taking validation down).
     pub fn define(mut self, key: ConfigKey) -> Self {
         self.add(key);
+        self
+    }
+
+    /// Adds the keys of a table in order, builder style.
+    pub fn define_rows(mut self, rows: &[KeyRow]) -> Self {
+        for row in rows {
+            self.add(ConfigKey::from_row(row));
+        }
         self
     }
 

@@ -450,57 +450,33 @@ fn sample_def() -> ConfigDef {
             "required",
         ))
         .define(
-            ConfigKey::new(
-                "n",
-                ConfigType::Int,
-                DefaultValue::Value("1".into()),
-                Importance::High,
-                "n",
-            )
-            .validator(Validator::AtLeast(1.0)),
+            key("n", ConfigType::Int, Some("1"), Importance::High, "n")
+                .validator(Validator::AtLeast(1.0)),
         )
-        .define(ConfigKey::new(
+        .define(key(
             "l",
             ConfigType::List,
-            DefaultValue::Value("x, y".into()),
+            Some("x, y"),
             Importance::Low,
             "l",
         ))
-        .define(ConfigKey::new(
-            "opt",
-            ConfigType::Long,
-            DefaultValue::Null,
-            Importance::Low,
-            "opt",
-        ))
-        .define(ConfigKey::new(
-            "pw",
-            ConfigType::Password,
-            DefaultValue::Null,
-            Importance::Low,
-            "pw",
-        ))
-        .define(ConfigKey::new(
+        .define(key("opt", ConfigType::Long, None, Importance::Low, "opt"))
+        .define(key("pw", ConfigType::Password, None, Importance::Low, "pw"))
+        .define(key(
             "flag",
             ConfigType::Boolean,
-            DefaultValue::Value("false".into()),
+            Some("false"),
             Importance::Low,
             "flag",
         ))
-        .define(ConfigKey::new(
+        .define(key(
             "ratio",
             ConfigType::Double,
-            DefaultValue::Value("0.5".into()),
+            Some("0.5"),
             Importance::Low,
             "ratio",
         ))
-        .define(ConfigKey::new(
-            "s",
-            ConfigType::Short,
-            DefaultValue::Value("3".into()),
-            Importance::Low,
-            "s",
-        ))
+        .define(key("s", ConfigType::Short, Some("3"), Importance::Low, "s"))
 }
 
 #[test]
@@ -639,53 +615,14 @@ fn key_info_json_shape() {
 #[test]
 fn define_merge_and_groups() {
     let a = ConfigDef::new()
-        .define(
-            ConfigKey::new(
-                "x",
-                ConfigType::Int,
-                DefaultValue::Null,
-                Importance::Low,
-                "first",
-            )
-            .group("G1", 1),
-        )
-        .define(ConfigKey::new(
-            "x",
-            ConfigType::Int,
-            DefaultValue::Null,
-            Importance::Low,
-            "second",
-        ));
+        .define(key("x", ConfigType::Int, None, Importance::Low, "first").group("G1", 1))
+        .define(key("x", ConfigType::Int, None, Importance::Low, "second"));
     assert_eq!(a.keys().len(), 1);
     assert_eq!(a.get("x").unwrap().documentation, "first");
     let b = ConfigDef::new()
-        .define(ConfigKey::new(
-            "x",
-            ConfigType::Int,
-            DefaultValue::Null,
-            Importance::Low,
-            "other",
-        ))
-        .define(
-            ConfigKey::new(
-                "y",
-                ConfigType::Int,
-                DefaultValue::Null,
-                Importance::Low,
-                "y",
-            )
-            .group("G2", 1),
-        )
-        .define(
-            ConfigKey::new(
-                "z",
-                ConfigType::Int,
-                DefaultValue::Null,
-                Importance::Low,
-                "z",
-            )
-            .group("G1", 2),
-        );
+        .define(key("x", ConfigType::Int, None, Importance::Low, "other"))
+        .define(key("y", ConfigType::Int, None, Importance::Low, "y").group("G2", 1))
+        .define(key("z", ConfigType::Int, None, Importance::Low, "z").group("G1", 2));
     let merged = a.merge(&b);
     let names: Vec<&str> = merged.keys().iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, vec!["x", "y", "z"]);
@@ -696,10 +633,10 @@ fn define_merge_and_groups() {
 #[test]
 fn sorted_keys_and_embed() {
     let child = ConfigDef::new()
-        .define(ConfigKey::new(
+        .define(key(
             "zeta",
             ConfigType::String,
-            DefaultValue::Null,
+            None,
             Importance::Medium,
             "",
         ))
@@ -713,30 +650,15 @@ fn sorted_keys_and_embed() {
             )
             .validator(Validator::Regex),
         )
-        .define(ConfigKey::new(
+        .define(key(
             "alpha",
             ConfigType::String,
-            DefaultValue::Null,
+            None,
             Importance::Medium,
             "",
         ))
-        .define(ConfigKey::new(
-            "low",
-            ConfigType::String,
-            DefaultValue::Null,
-            Importance::Low,
-            "",
-        ))
-        .define(
-            ConfigKey::new(
-                "grouped",
-                ConfigType::String,
-                DefaultValue::Null,
-                Importance::High,
-                "",
-            )
-            .group("Inner", 1),
-        );
+        .define(key("low", ConfigType::String, None, Importance::Low, ""))
+        .define(key("grouped", ConfigType::String, None, Importance::High, "").group("Inner", 1));
     let sorted: Vec<&str> = child
         .sorted_keys()
         .iter()

@@ -16,7 +16,9 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator,
+};
 use crate::connectors::plugin_identity;
 
 const VERSION: &str = "10.8.0";
@@ -31,20 +33,6 @@ pub(crate) const QUOTE_IDENTIFIERS: &str = "quote.sql.identifiers";
 /// Which share of the tables a source task copies (set by `task_configs`).
 pub(crate) const TASK_INDEX: &str = "liteconnect.jdbc.task.index";
 pub(crate) const TASK_COUNT: &str = "liteconnect.jdbc.task.count";
-
-fn key(
-    name: &str,
-    t: ConfigType,
-    default: Option<&str>,
-    importance: Importance,
-    doc: &str,
-) -> ConfigKey {
-    let default = match default {
-        Some(d) => DefaultValue::Value(d.into()),
-        None => DefaultValue::Null,
-    };
-    ConfigKey::new(name, t, default, importance, doc)
-}
 
 /// The connection keys both connectors share.
 fn connection_keys(def: ConfigDef) -> ConfigDef {
@@ -136,26 +124,34 @@ pub(crate) fn quote(ident: &str, q: Option<char>) -> String {
     }
 }
 
+/// What both JDBC connectors share: their identity, a definition of the connection keys and then
+/// those of `$keys`, and validation of the connection URL and then by `$keys::validate`.
+macro_rules! jdbc_connector {
+    ($class:expr, $kind:ident, $task_class:expr, $keys:ident) => {
+        plugin_identity!($class, $kind, VERSION, $task_class);
+        fn config_def(&self) -> ConfigDef {
+            $keys::config_def(connection_keys(ConfigDef::new()))
+        }
+        fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+            let mut errors = Vec::new();
+            check_url(config, &mut errors);
+            $keys::validate(config, &mut errors);
+            errors
+        }
+    };
+}
+
 /// `io.confluent.connect.jdbc.JdbcSourceConnector`.
 #[derive(Debug)]
 pub struct JdbcSource;
 
 impl ConnectorPlugin for JdbcSource {
-    plugin_identity!(
+    jdbc_connector!(
         "io.confluent.connect.jdbc.JdbcSourceConnector",
         Source,
-        VERSION,
-        "io.confluent.connect.jdbc.source.JdbcSourceTask"
+        "io.confluent.connect.jdbc.source.JdbcSourceTask",
+        source_config
     );
-    fn config_def(&self) -> ConfigDef {
-        source_config::config_def(connection_keys(ConfigDef::new()))
-    }
-    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        let mut errors = Vec::new();
-        check_url(config, &mut errors);
-        source_config::validate(config, &mut errors);
-        errors
-    }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         let query_mode = config
             .get(source_config::QUERY)
@@ -188,21 +184,12 @@ impl ConnectorPlugin for JdbcSource {
 pub struct JdbcSink;
 
 impl ConnectorPlugin for JdbcSink {
-    plugin_identity!(
+    jdbc_connector!(
         "io.confluent.connect.jdbc.JdbcSinkConnector",
         Sink,
-        VERSION,
-        "io.confluent.connect.jdbc.sink.JdbcSinkTask"
+        "io.confluent.connect.jdbc.sink.JdbcSinkTask",
+        sink
     );
-    fn config_def(&self) -> ConfigDef {
-        sink::config_def(connection_keys(ConfigDef::new()))
-    }
-    fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
-        let mut errors = Vec::new();
-        check_url(config, &mut errors);
-        sink::validate(config, &mut errors);
-        errors
-    }
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         Ok(vec![config.clone(); max_tasks.max(1)])
     }

@@ -27,7 +27,7 @@ const KAFKA_PK: [&str; 3] = ["__connect_topic", "__connect_partition", "__connec
 
 /// The sink's own keys on top of the connection keys.
 pub(crate) fn config_def(def: ConfigDef) -> ConfigDef {
-    use super::key;
+    use crate::config::def::key;
     use ConfigType::*;
     use Importance::*;
     def.define(key(INSERT_MODE, String, Some("insert"), High, "The insertion mode to use: insert, upsert or update.")

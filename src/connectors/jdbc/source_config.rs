@@ -44,7 +44,7 @@ pub(super) const TIMESTAMP_NANOS_FIELD: &str = "timestamp_nanos";
 
 /// The source's own keys on top of the connection keys.
 pub(crate) fn config_def(def: ConfigDef) -> ConfigDef {
-    use super::key;
+    use crate::config::def::key;
     use ConfigType::*;
     use Importance::*;
     def.define(key(MODE, String, Some(""), High, "The mode for updating a table each time it is polled: bulk, timestamp, incrementing or timestamp+incrementing.")

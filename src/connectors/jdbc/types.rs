@@ -173,11 +173,7 @@ pub fn schema_for(kind: Kind, optional: bool) -> SchemaRef {
         Kind::Time => logical::time(),
         Kind::Timestamp => logical::timestamp(),
     };
-    if optional {
-        b.optional().build()
-    } else {
-        b.build()
-    }
+    b.optional_if(optional).build()
 }
 
 /// A value as a database returned it, before it becomes a Connect value.

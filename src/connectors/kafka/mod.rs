@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use serde_json::Value as Json;
 
 use super::{ConnectorPlugin, Props, SinkTask, SourceTask, TaskError};
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, KeyRow, Validator,
+};
 use crate::connectors::plugin_identity;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -100,37 +102,15 @@ impl ConnectorPlugin for KafkaSink {
         "liteconnect.kafka.KafkaSinkTask"
     );
     fn config_def(&self) -> ConfigDef {
-        ConfigDef::new()
-            .define(
-                ConfigKey::new(
-                    BOOTSTRAP,
-                    ConfigType::String,
-                    DefaultValue::Required,
-                    Importance::High,
-                    "The Kafka cluster to ship records to (host:port, comma-separated)",
-                )
-                .validator(Validator::NonEmptyString),
-            )
-            .define(
-                ConfigKey::new(
-                    TOPIC_FORMAT,
-                    ConfigType::String,
-                    DefaultValue::Value("${topic}".into()),
-                    Importance::Medium,
-                    "The Kafka topic for a local topic; ${topic} is replaced with the local topic's name",
-                )
-                .validator(Validator::NonEmptyString),
-            )
-            .define(
-                ConfigKey::new(
-                    PARTITIONING,
-                    ConfigType::String,
-                    DefaultValue::Value("keep".into()),
-                    Importance::Low,
-                    "keep: a record goes to the Kafka partition with its local partition number (per-partition order kept); key: librdkafka's partitioner chooses by key",
-                )
-                .validator(Validator::OneOf(vec!["keep", "key"])),
-            )
+        let validators = [
+            Validator::NonEmptyString,
+            Validator::NonEmptyString,
+            Validator::OneOf(vec!["keep", "key"]),
+        ];
+        let keys = SINK_KEYS.iter().zip(validators);
+        keys.fold(ConfigDef::new(), |def, (row, validator)| {
+            def.define(ConfigKey::from_row(row).validator(validator))
+        })
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);
@@ -152,6 +132,25 @@ impl ConnectorPlugin for KafkaSink {
     }
 }
 
+/// The KafkaSink keys, each with a validator.
+#[rustfmt::skip]
+const SINK_KEYS: [KeyRow; 3] = [
+    (BOOTSTRAP, ConfigType::String, None, Importance::High, "The Kafka cluster to ship records to (host:port, comma-separated)"),
+    (TOPIC_FORMAT, ConfigType::String, Some("${topic}"), Importance::Medium, "The Kafka topic for a local topic; ${topic} is replaced with the local topic's name"),
+    (PARTITIONING, ConfigType::String, Some("keep"), Importance::Low, "keep: a record goes to the Kafka partition with its local partition number (per-partition order kept); key: librdkafka's partitioner chooses by key"),
+];
+
+/// The MirrorSourceConnector keys after the cluster aliases and bootstrap servers.
+#[rustfmt::skip]
+const MIRROR_KEYS: &[KeyRow] = &[
+    (TOPICS, ConfigType::List, Some(".*"), Importance::High, "Topics to replicate. Supports comma-separated topic names and regexes."),
+    (TOPICS_EXCLUDE, ConfigType::List, Some(mirror::DEFAULT_EXCLUDE), Importance::High, "Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes."),
+    (POLICY_CLASS, ConfigType::Class, Some(mirror::DEFAULT_POLICY), Importance::Low, "Class which defines the remote topic naming convention."),
+    (POLICY_SEPARATOR, ConfigType::String, Some("."), Importance::Low, "Separator used in remote topic naming convention."),
+    (REFRESH_TOPICS, ConfigType::Long, Some("600"), Importance::Low, "Frequency of topic refresh."),
+    (POLL_TIMEOUT, ConfigType::Long, Some("1000"), Importance::Low, "Timeout when polling source cluster."),
+];
+
 /// `org.apache.kafka.connect.mirror.MirrorSourceConnector`.
 #[derive(Debug)]
 pub struct MirrorSource;
@@ -169,8 +168,12 @@ impl ConnectorPlugin for MirrorSource {
         };
         ConfigDef::new()
             .define(
-                string(SOURCE_ALIAS, DefaultValue::Required, "Alias of source cluster")
-                    .validator(Validator::NonEmptyString),
+                string(
+                    SOURCE_ALIAS,
+                    DefaultValue::Required,
+                    "Alias of source cluster",
+                )
+                .validator(Validator::NonEmptyString),
             )
             .define(string(
                 TARGET_ALIAS,
@@ -185,48 +188,7 @@ impl ConnectorPlugin for MirrorSource {
                 )
                 .validator(Validator::NonEmptyString),
             )
-            .define(ConfigKey::new(
-                TOPICS,
-                ConfigType::List,
-                DefaultValue::Value(".*".into()),
-                Importance::High,
-                "Topics to replicate. Supports comma-separated topic names and regexes.",
-            ))
-            .define(ConfigKey::new(
-                TOPICS_EXCLUDE,
-                ConfigType::List,
-                DefaultValue::Value(mirror::DEFAULT_EXCLUDE.into()),
-                Importance::High,
-                "Excluded topics. Supports comma-separated topic names and regexes. Excludes take precedence over includes.",
-            ))
-            .define(ConfigKey::new(
-                POLICY_CLASS,
-                ConfigType::Class,
-                DefaultValue::Value(mirror::DEFAULT_POLICY.into()),
-                Importance::Low,
-                "Class which defines the remote topic naming convention.",
-            ))
-            .define(ConfigKey::new(
-                POLICY_SEPARATOR,
-                ConfigType::String,
-                DefaultValue::Value(".".into()),
-                Importance::Low,
-                "Separator used in remote topic naming convention.",
-            ))
-            .define(ConfigKey::new(
-                REFRESH_TOPICS,
-                ConfigType::Long,
-                DefaultValue::Value("600".into()),
-                Importance::Low,
-                "Frequency of topic refresh.",
-            ))
-            .define(ConfigKey::new(
-                POLL_TIMEOUT,
-                ConfigType::Long,
-                DefaultValue::Value("1000".into()),
-                Importance::Low,
-                "Timeout when polling source cluster.",
-            ))
+            .define_rows(MIRROR_KEYS)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);

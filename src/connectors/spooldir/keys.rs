@@ -8,18 +8,12 @@ use regex::Regex;
 
 use super::config::*;
 use crate::config::def::{
-    ConfigDef, ConfigKey, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
+    ConfigDef, ConfigKey, ConfigType, ConfigValue, Importance, KeyRow, Validator,
 };
 use crate::transforms::datefmt::DateFormat;
 
 /// A key: name, type, default (`None`: required), importance, documentation.
-type Spec = (
-    &'static str,
-    ConfigType,
-    Option<&'static str>,
-    Importance,
-    &'static str,
-);
+type Spec = KeyRow;
 
 /// The keys every SpoolDir connector has (`AbstractSourceConnectorConfig`).
 const COMMON_KEYS: &[Spec] = &[
@@ -344,13 +338,9 @@ pub fn config_def(format: Format) -> ConfigDef {
         Format::Lines | Format::SchemaLessJson => &[COMMON_KEYS, FILE_CHARSET_KEY],
     };
     let mut def = ConfigDef::new();
-    for (name, config_type, default, importance, doc) in tables.iter().flat_map(|t| t.iter()) {
-        let default = match default {
-            None => DefaultValue::Required,
-            Some(v) => DefaultValue::Value(v.to_string()),
-        };
-        let mut key = ConfigKey::new(*name, *config_type, default, *importance, *doc);
-        if let Some(validator) = validator_of(name) {
+    for row in tables.iter().flat_map(|t| t.iter()) {
+        let mut key = ConfigKey::from_row(row);
+        if let Some(validator) = validator_of(row.0) {
             key = key.validator(validator);
         }
         def.add(key);

@@ -63,20 +63,20 @@ impl PluginLookup for Plugins {
         (Plugins::full(class) == JSON_CONVERTER).then(|| {
             crate::converters::defs::converter()
                 .define(
-                    ConfigKey::new(
+                    key(
                         "schemas.enable",
                         ConfigType::Boolean,
-                        DefaultValue::Value("true".into()),
+                        Some("true"),
                         Importance::High,
                         "Include schemas.",
                     )
                     .group("Schemas", 0),
                 )
                 .define(
-                    ConfigKey::new(
+                    key(
                         "schemas.cache.size",
                         ConfigType::Int,
-                        DefaultValue::Value("1000".into()),
+                        Some("1000"),
                         Importance::High,
                         "Cache size.",
                     )

@@ -499,19 +499,19 @@ fn connector_errors_are_attached() {
 fn connector_keys_replace_framework_keys_in_place() {
     let def = ConfigDef::new()
         .define(
-            ConfigKey::new(
+            key(
                 "tasks.max",
                 ConfigType::Int,
-                DefaultValue::Value("4".into()),
+                Some("4"),
                 Importance::Low,
                 "Own tasks.max",
             )
             .group("Connector", 1),
         )
-        .define(ConfigKey::new(
+        .define(key(
             "file",
             ConfigType::String,
-            DefaultValue::Null,
+            None,
             Importance::High,
             "file",
         ));

@@ -11,7 +11,8 @@ use serde_json::{json, Value as Json};
 
 use self::parse::{Offset, RecordParser};
 use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, TaskError};
-use super::webhook::{key, parse_config};
+use super::webhook::parse_config;
+use crate::config::def::{key, KeyRow, NULL_DEFAULT};
 use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
 use crate::connectors::plugin_identity;
 use crate::model::now_ms;
@@ -41,6 +42,32 @@ const CONNECT_TIMEOUT: &str = "http.client.connection.timeout.millis";
 const READ_TIMEOUT: &str = "http.client.read.timeout.millis";
 const TOPIC: &str = "kafka.topic";
 
+/// The keys without a validator, as the original defines them.
+#[rustfmt::skip]
+const PLAIN_KEYS: &[KeyRow] = {
+    use ConfigType::{Long, Password, String as Text};
+    use Importance::{High, Low, Medium};
+    &[
+        (HEADERS, Text, Some(""), Medium, "HTTP Headers Template"),
+        (PARAMS, Text, Some(""), Medium, "HTTP Query Params Template"),
+        (BODY, Text, Some(""), Low, "HTTP Body Template"),
+        (OFFSET_INITIAL, Text, Some(""), High, "Starting offset"),
+        (INTERVAL, Long, Some("60000"), High, "Timer Tail Interval Millis"),
+        (CATCHUP_INTERVAL, Long, Some("30000"), High, "Timer Catchup Interval Millis"),
+        (LIST_POINTER, Text, Some("/"), High, "Item List JsonPointer"),
+        (RECORD_POINTER, Text, Some("/"), High, "Item JsonPointer"),
+        (KEY_POINTER, Text, NULL_DEFAULT, High, "Item Key JsonPointers"),
+        (TIMESTAMP_POINTER, Text, NULL_DEFAULT, Medium, "Item Timestamp JsonPointer"),
+        (OFFSET_POINTER, Text, Some(""), Medium, "Item Offset JsonPointers"),
+        (PROCESS_CODES, Text, Some("200..299"), High, "Process Codes"),
+        (SKIP_CODES, Text, Some("300..399"), High, "Skip Codes"),
+        (AUTH_USER, Text, Some(""), High, "Username"),
+        (AUTH_PASSWORD, Password, Some(""), High, "Password"),
+        (CONNECT_TIMEOUT, Long, Some("2000"), High, "Connection Timeout Millis"),
+        (READ_TIMEOUT, Long, Some("2000"), High, "Read Timeout Millis"),
+    ]
+};
+
 /// `com.github.castorm.kafka.connect.http.HttpSourceConnector`.
 #[derive(Debug)]
 pub struct HttpSource;
@@ -53,64 +80,8 @@ impl ConnectorPlugin for HttpSource {
         "com.github.castorm.kafka.connect.http.HttpSourceTask"
     );
     fn config_def(&self) -> ConfigDef {
-        use ConfigType::{Long, Password, String as Text};
+        use ConfigType::String as Text;
         use Importance::{High, Low, Medium};
-        // (key, type, default, importance, documentation), as the original defines them.
-        let plain: [(&str, ConfigType, Option<&str>, Importance, &str); 17] = [
-            (HEADERS, Text, Some(""), Medium, "HTTP Headers Template"),
-            (PARAMS, Text, Some(""), Medium, "HTTP Query Params Template"),
-            (BODY, Text, Some(""), Low, "HTTP Body Template"),
-            (OFFSET_INITIAL, Text, Some(""), High, "Starting offset"),
-            (
-                INTERVAL,
-                Long,
-                Some("60000"),
-                High,
-                "Timer Tail Interval Millis",
-            ),
-            (
-                CATCHUP_INTERVAL,
-                Long,
-                Some("30000"),
-                High,
-                "Timer Catchup Interval Millis",
-            ),
-            (LIST_POINTER, Text, Some("/"), High, "Item List JsonPointer"),
-            (RECORD_POINTER, Text, Some("/"), High, "Item JsonPointer"),
-            (KEY_POINTER, Text, None, High, "Item Key JsonPointers"),
-            (
-                TIMESTAMP_POINTER,
-                Text,
-                None,
-                Medium,
-                "Item Timestamp JsonPointer",
-            ),
-            (
-                OFFSET_POINTER,
-                Text,
-                Some(""),
-                Medium,
-                "Item Offset JsonPointers",
-            ),
-            (PROCESS_CODES, Text, Some("200..299"), High, "Process Codes"),
-            (SKIP_CODES, Text, Some("300..399"), High, "Skip Codes"),
-            (AUTH_USER, Text, Some(""), High, "Username"),
-            (AUTH_PASSWORD, Password, Some(""), High, "Password"),
-            (
-                CONNECT_TIMEOUT,
-                Long,
-                Some("2000"),
-                High,
-                "Connection Timeout Millis",
-            ),
-            (
-                READ_TIMEOUT,
-                Long,
-                Some("2000"),
-                High,
-                "Read Timeout Millis",
-            ),
-        ];
         let methods = vec!["GET", "HEAD", "POST", "PUT", "PATCH"];
         let orders = vec!["ASC", "DESC", "IMPLICIT"];
         let checked = [
@@ -130,13 +101,10 @@ impl ConnectorPlugin for HttpSource {
                 .validator(Validator::OneOfCaseInsensitive(vec!["NONE", "BASIC"])),
             key(TOPIC, Text, None, High, "Kafka Topic").validator(Validator::NonEmptyString),
         ];
-        let keys = plain
-            .into_iter()
-            .map(|(name, t, default, importance, doc)| key(name, t, default, importance, doc));
         checked
             .into_iter()
-            .chain(keys)
             .fold(ConfigDef::new(), ConfigDef::define)
+            .define_rows(PLAIN_KEYS)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let get = |k: &str| config.get(k).cloned().flatten().unwrap_or_default();

@@ -1,32 +1,22 @@
 //! The config keys of both HTTP sink classes, with their original names, types and defaults.
 
-use crate::config::def::{ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::def::{
+    ConfigDef, ConfigKey, ConfigType, Importance, KeyRow, Validator, NULL_DEFAULT,
+};
 
 use ConfigType::{Boolean, Int, List, Long, Password, String as Str};
 
-/// One key of a table: name, type, default (`None`: required; `Some("\0")`: null), importance, doc.
-type Row = (
-    &'static str,
-    ConfigType,
-    Option<&'static str>,
-    Importance,
-    &'static str,
-);
+/// One key of a table: name, type, default (`None`: required; [`NULL`]: null), importance, doc.
+type Row = KeyRow;
 
 /// The marker for a default of `null` in a [`Row`].
-const NULL: Option<&str> = Some("\0");
+const NULL: Option<&str> = NULL_DEFAULT;
 
 fn define(group: &str, rows: &[Row], mut validators: Vec<(&str, Validator)>) -> ConfigDef {
     let mut def = ConfigDef::new();
-    for (order, (name, kind, default, importance, doc)) in rows.iter().enumerate() {
-        let default = match default {
-            None => DefaultValue::Required,
-            Some("\0") => DefaultValue::Null,
-            Some(v) => DefaultValue::Value((*v).to_string()),
-        };
-        let mut key =
-            ConfigKey::new(*name, *kind, default, *importance, *doc).group(group, order as i32);
-        if let Some(pos) = validators.iter().position(|(k, _)| k == name) {
+    for (order, row) in rows.iter().enumerate() {
+        let mut key = ConfigKey::from_row(row).group(group, order as i32);
+        if let Some(pos) = validators.iter().position(|(k, _)| *k == row.0) {
             key = key.validator(validators.swap_remove(pos).1);
         }
         def.add(key);

@@ -16,7 +16,7 @@ use tokio::sync::{oneshot, watch};
 use self::server::{Credentials, Endpoint, Outcome, Submission, TaskState};
 use super::super::{ConnectorPlugin, Props, SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::config::def::{
-    ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
+    key, ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
 use crate::connectors::plugin_identity;
 use crate::model::now_ms;
@@ -39,21 +39,6 @@ const RETRY_AFTER: &str = "retry.after.seconds";
 const TLS_PREFIX: &str = "listener.https.";
 /// At most this many records go into one poll (several requests' worth).
 const MAX_POLL_RECORDS: usize = 10_000;
-
-/// A config key with a default given as text (`None`: no default, the key is optional and null).
-pub(crate) fn key(
-    name: &str,
-    config_type: ConfigType,
-    default: Option<&str>,
-    importance: Importance,
-    doc: &str,
-) -> ConfigKey {
-    let default = match default {
-        Some(v) => DefaultValue::Value(v.into()),
-        None => DefaultValue::Null,
-    };
-    ConfigKey::new(name, config_type, default, importance, doc)
-}
 
 /// Parses a task config with `def`; the error names every key that is wrong.
 pub(crate) fn parse_config(def: &ConfigDef, config: &Props) -> Result<ParsedConfig, TaskError> {
