@@ -11,19 +11,10 @@ use std::time::Duration;
 use serde_json::{json, Value as Json};
 
 use crate::common::{
-    file_sink, lines, start_binary, tempdir, wait_for, wait_until, Client, Fixture, TestWorker,
-    DEADLINE,
+    file_sink, free_port, lines, start_binary, tempdir, wait_for, wait_until, Client, Fixture,
+    TestWorker, DEADLINE,
 };
 use crate::kafka::{create, db_number, task_trace};
-
-/// A port that was free a moment ago (the webhook binds its own listener from its config).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn webhook(name: &str, port: u16, extra: &[(&str, &str)]) -> Json {
     let mut config = json!({

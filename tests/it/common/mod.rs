@@ -67,6 +67,15 @@ impl Fixture {
     }
 }
 /// A fresh temporary directory kept for the life of the test.
+/// A loopback port that was free a moment ago, for a server the test or a connector binds itself.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 pub fn tempdir() -> TempDir {
     tempfile::Builder::new()
         .prefix("liteconnect-it")

@@ -2,7 +2,7 @@
 //! generated in a temporary directory (persistence on, so persistent sessions survive a restart), plus a
 //! plain rumqttc client to publish and subscribe with.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,7 +11,7 @@ use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
 use tempfile::TempDir;
 
 use super::certs::Ca;
-use super::{tempdir, wait_for_blocking, DEADLINE};
+use super::{free_port, tempdir, wait_for_blocking, DEADLINE};
 
 /// The broker binary: in PATH, or where Debian puts it.
 pub fn binary() -> Option<PathBuf> {
@@ -21,14 +21,6 @@ pub fn binary() -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/sbin")])
         .map(|d| d.join("mosquitto"))
         .find(|p| p.is_file())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// What the broker requires.

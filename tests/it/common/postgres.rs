@@ -7,6 +7,8 @@ use std::process::Command;
 
 use tempfile::TempDir;
 
+use super::free_port;
+
 /// A running cluster; stopped (immediately) when dropped.
 pub struct Postgres {
     dir: TempDir,
@@ -51,14 +53,6 @@ fn run(bin: &Path, program: &str, args: &[&str]) -> std::process::Output {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("running {program}: {e}"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 impl Postgres {
