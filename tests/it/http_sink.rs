@@ -644,17 +644,9 @@ async fn bad_config_names_the_key() {
                 )
                 .await;
             assert_eq!(s, 200, "{b}");
-            b["configs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|c| !c["value"]["errors"].as_array().unwrap().is_empty())
-                .map(|c| {
-                    (
-                        c["value"]["name"].as_str().unwrap().to_string(),
-                        c["value"]["errors"][0].as_str().unwrap().to_string(),
-                    )
-                })
+            validation_errors(&b)
+                .into_iter()
+                .map(|(key, errors)| (key, errors[0].clone()))
                 .collect::<Vec<_>>()
         }
     };

@@ -12,7 +12,9 @@ use serde_json::{json, Value as Json};
 
 use crate::common::certs::Ca;
 use crate::common::kafka_gate::{GateTls, KafkaGate, SaslUser};
-use crate::common::{self, append_lines, lines, tempdir, wait_for, wait_until, TestWorker};
+use crate::common::{
+    self, append_lines, lines, tempdir, validation_errors, wait_for, wait_until, TestWorker,
+};
 use crate::kafka::{
     create, db_number, kafka_sink, mirror, mock, numbered, produce, read_all, read_topic_async,
     tally, task_trace, LONG,
@@ -514,20 +516,7 @@ async fn validation_names_the_security_key_librdkafka_cannot_take() {
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
     let errors_of = |body: &Json, key: &str| -> Vec<String> {
-        body["configs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["value"]["name"] == key)
-            .map(|c| {
-                c["value"]["errors"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|e| e.as_str().unwrap().to_string())
-                    .collect()
-            })
-            .unwrap_or_default()
+        validation_errors(body).remove(key).unwrap_or_default()
     };
     let sink = json!({
         "connector.class": "liteconnect.kafka.KafkaSinkConnector",

@@ -331,16 +331,7 @@ async fn an_unparsable_file_goes_to_the_error_path_or_fails_the_task() {
 
 /// The errors validation reports for `key`.
 fn errors_of(answer: &Json, key: &str) -> Vec<String> {
-    let mut errors = Vec::new();
-    for config in answer["configs"].as_array().unwrap() {
-        if config["value"]["name"] != key {
-            continue;
-        }
-        for e in config["value"]["errors"].as_array().unwrap() {
-            errors.push(e.as_str().unwrap().to_string());
-        }
-    }
-    errors
+    validation_errors(answer).remove(key).unwrap_or_default()
 }
 
 /// Validates a CSV connector config: a valid base with `timestamp.mode=FIELD`, changed by `changes`.

@@ -76,6 +76,25 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The errors a `PUT /connector-plugins/{p}/config/validate` answer reports, by key, for the keys that
+/// have any (each key's errors in the answer's order).
+pub fn validation_errors(answer: &Json) -> BTreeMap<String, Vec<String>> {
+    answer["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| {
+            let errors: Vec<String> = c["value"]["errors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.as_str().unwrap().to_string())
+                .collect();
+            (!errors.is_empty()).then(|| (c["value"]["name"].as_str().unwrap().to_string(), errors))
+        })
+        .collect()
+}
+
 pub fn tempdir() -> TempDir {
     tempfile::Builder::new()
         .prefix("liteconnect-it")

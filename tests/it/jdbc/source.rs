@@ -349,23 +349,7 @@ async fn jdbc_source_config_errors_name_the_key() {
         )
         .await;
     assert_eq!(status, 200);
-    let errors: BTreeMap<String, Vec<String>> = body["configs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| !c["value"]["errors"].as_array().unwrap().is_empty())
-        .map(|c| {
-            (
-                c["value"]["name"].as_str().unwrap().to_string(),
-                c["value"]["errors"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|e| e.as_str().unwrap().to_string())
-                    .collect(),
-            )
-        })
-        .collect();
+    let errors = validation_errors(&body);
     assert!(errors.contains_key("connection.url"), "{errors:?}");
     assert!(errors.contains_key("timestamp.column.name"), "{errors:?}");
 }
