@@ -29,6 +29,7 @@ pub mod converters;
 pub mod data;
 pub mod error;
 pub mod herder;
+pub mod kafka;
 pub mod logging;
 pub mod metrics;
 pub mod model;
