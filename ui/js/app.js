@@ -1,6 +1,6 @@
 // The console's router: hash routes (#/connectors/x) so the server only serves static files.
 
-import { h, fill } from './dom.js';
+import { h, fill, clearOldNotice } from './dom.js';
 import * as connectors from './connectors.js';
 import * as connector from './connector.js';
 import * as create from './create.js';
@@ -41,7 +41,7 @@ async function render() {
 }
 
 let focusMain = false;
-window.addEventListener('hashchange', () => { focusMain = true; render().then(() => {
+window.addEventListener('hashchange', () => { focusMain = true; clearOldNotice(); render().then(() => {
   if (focusMain) document.getElementById('main').focus();
 }); });
 render();

@@ -7,6 +7,9 @@ import { h, fill, notify, debounce } from './dom.js';
 const STATES = ['RUNNING', 'PAUSED', 'STOPPED'];
 /** Keys shown outside "More settings" whatever their group. */
 const CORE = new Set(['name', 'tasks.max', 'topics', 'topics.regex']);
+/** The groups every connector has (Kafka's own); a plugin's keys in them go under "More settings". */
+const COMMON = new Set(['Common', 'Transforms', 'Predicates', 'Error Handling', 'Topic Creation',
+  'Exactly Once Support', 'offsets.topic', 'Offsets Topic']);
 
 /** The input for one key: a choice when the API names the values, else text (or a password). */
 function input(def, recommended) {
@@ -16,8 +19,9 @@ function input(def, recommended) {
     const dflt = def.default_value === null || def.default_value === undefined ? 'none' : def.default_value;
     return h('select', common, h('option', { value: '' }, `(default: ${dflt})`), choices.map((v) => h('option', { value: v }, v)));
   }
+  const dflt = def.default_value;
   return h('input', { ...common, type: def.type === 'PASSWORD' ? 'password' : 'text', autocomplete: 'off',
-    placeholder: def.default_value === null || def.default_value === undefined ? '' : `default: ${def.default_value}` });
+    placeholder: dflt === null || dflt === undefined || dflt === '' ? null : `default: ${dflt}` });
 }
 
 function field(def, recommended) {
@@ -38,7 +42,7 @@ function buildFields(form, own, validated) {
   for (const c of validated.configs) {
     const def = c.definition;
     if (def.name === 'connector.class' || !c.value.visible) continue;
-    const important = ownNames.has(def.name) || CORE.has(def.name) || def.required;
+    const important = CORE.has(def.name) || def.required || (ownNames.has(def.name) && !COMMON.has(def.group));
     const target = important ? groups : extra;
     const g = def.group || 'Connector';
     if (!target.has(g)) target.set(g, []);

@@ -40,7 +40,7 @@ export function stateBadge(state) {
 /** Shows a message at the top of the page: `kind` is 'ok' or 'error'. */
 export function notify(text, kind = 'ok') {
   const box = document.getElementById('notice');
-  const msg = h('div', { class: `msg-${kind}`, role: kind === 'error' ? 'alert' : null, 'data-kind': kind }, text,
+  const msg = h('div', { class: `msg-${kind}`, role: kind === 'error' ? 'alert' : null, 'data-kind': kind, 'data-at': Date.now() }, text,
     ' ', h('button', { type: 'button', 'aria-label': 'Dismiss', onclick: () => msg.remove() }, '×'));
   box.replaceChildren(msg);
   if (kind === 'ok') setTimeout(() => msg.remove(), 8000);
@@ -114,4 +114,10 @@ export function debounce(fn, ms) {
     clearTimeout(t);
     t = setTimeout(() => fn(...args), ms);
   };
+}
+
+/** Takes away a message shown more than a moment ago (on moving to another page). */
+export function clearOldNotice() {
+  const msg = document.querySelector('#notice > div');
+  if (msg && Date.now() - Number(msg.dataset.at) > 1500) msg.remove();
 }

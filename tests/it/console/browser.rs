@@ -132,7 +132,7 @@ async fn a_stopped_sink_from_the_form_gets_offsets_resumes_and_runs() {
     )
     .await;
     assert_eq!(b.eval("return window.__notReloaded === true").await, true);
-    b.screenshot("connectors").await;
+    b.screenshot("connectors-running").await;
 
     buttons_pause_restart_delete(&f.w, &b).await;
     b.assert_clean("the connectors list").await;
@@ -223,7 +223,7 @@ async fn a_missing_required_key_is_shown_on_its_field_and_nothing_is_created() {
     .await;
     // The field keeps its own error only: `file` was given and has none.
     assert_eq!(b.find("#err-file").await.text().await.unwrap(), "");
-    b.screenshot("new-connector").await;
+    b.screenshot("new-connector-errors").await;
     assert_eq!(f.w.get("/connectors").await.1, json!([]));
 
     // Typing the key validates again (debounced) and takes the error away.
@@ -357,7 +357,7 @@ async fn record_browser(w: &TestWorker, b: &Browser) {
         .eval("return document.querySelector('#records tr[data-offset=\"0\"] td[data-label=Timestamp]').textContent")
         .await;
     assert!(stamp.as_str().unwrap().ends_with('Z'), "{stamp}");
-    b.screenshot("topic-records").await;
+    b.screenshot("topic-records-keyed").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -370,6 +370,17 @@ async fn every_page_fits_360_pixels_and_logs_no_error() {
         .await;
     wait_records(&f.w, "readings", 20).await;
     let mut b = Browser::start(&f.w.url, 1024, 700).await;
+    // The console check sees what a page logs.
+    b.open("#/connectors").await;
+    b.eval("console.error('probe ' + 42); return null").await;
+    let seen = b.console_errors().await;
+    assert!(seen.iter().any(|e| e.contains("probe 42")), "{seen:?}");
+    // And the contrast check sees faint text.
+    b.eval("const p = document.createElement('p'); p.id = 'faint'; p.style.color = '#bbb'; p.textContent = 'faint'; document.body.append(p); return null").await;
+    let low = b.low_contrast().await;
+    assert!(low.to_string().contains("faint"), "{low}");
+    b.eval("document.getElementById('faint').remove(); return null")
+        .await;
     let pages: [(&str, &str, &str); 6] = [
         (
             "connectors",

@@ -14,6 +14,45 @@ use crate::common::{free_port, tempdir};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
+/// Lists the visible text whose contrast with what is behind it is under WCAG AA (4.5:1, 3:1 for large
+/// text); disabled controls are exempt, as WCAG has them.
+const CONTRAST: &str = r#"
+const parse = (s) => {
+  const m = /rgba?\(([^)]+)\)/.exec(s);
+  if (!m) return null;
+  const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+  return { rgb: p.slice(0, 3), a: p.length > 3 ? p[3] : 1 };
+};
+const lum = (rgb) => {
+  const [r, g, b] = rgb.map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+const behind = (el) => {
+  const layers = [];
+  for (let e = el; e; e = e.parentElement) {
+    const c = parse(getComputedStyle(e).backgroundColor);
+    if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
+  }
+  let out = [255, 255, 255];
+  for (const l of layers.reverse()) out = out.map((v, i) => l.rgb[i] * l.a + v * (1 - l.a));
+  return out;
+};
+const low = [];
+for (const el of document.querySelectorAll('body *')) {
+  if (!el.checkVisibility() || el.closest(':disabled')) continue;
+  if (![...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+  const st = getComputedStyle(el);
+  const fg = parse(st.color);
+  if (!fg) continue;
+  const a = lum(fg.rgb), b = lum(behind(el));
+  const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  const size = parseFloat(st.fontSize), bold = Number(st.fontWeight) >= 700;
+  const large = size >= 24 || (bold && size >= 18.66);
+  if (ratio < (large ? 3 : 4.5)) low.push(`${el.tagName} "${el.textContent.trim().slice(0, 40)}": ${ratio.toFixed(2)}`);
+}
+return low;
+"#;
+
 /// How long the browser may take to show something: longer than the harness's `DEADLINE`, as a browser
 /// on a busy machine is slow to start and to lay out.
 pub const BROWSER_DEADLINE: Duration = Duration::from_secs(60);
@@ -124,18 +163,20 @@ impl Browser {
         browser
     }
 
-    /// Sets the viewport's size (the window is resized until the page sees `width`).
+    /// Sets the viewport's size: the window is resized, then grown by what its frame takes.
     pub async fn resize(&mut self, width: u32, height: u32) {
         self.client
             .set_window_size(width, height)
             .await
             .expect("resize");
-        let inner = self.eval("return window.innerWidth").await;
-        let inner = inner.as_u64().unwrap_or(0) as u32;
-        if inner != width && inner > 0 {
-            // The window's frame takes some width: grow it by that much.
+        let inner = self
+            .eval("return [window.innerWidth, window.innerHeight]")
+            .await;
+        let seen = |i: usize, want: u32| (inner[i].as_u64().unwrap_or(0) as u32).min(want);
+        let (w, h) = (seen(0, width), seen(1, height));
+        if (w, h) != (width, height) && w > 0 && h > 0 {
             self.client
-                .set_window_size(width + (width - inner.min(width)), height)
+                .set_window_size(2 * width - w, 2 * height - h)
                 .await
                 .expect("resize");
         }
@@ -256,8 +297,15 @@ impl Browser {
             .collect()
     }
 
-    /// Fails when the page logged an error, or when it scrolls sideways.
+    /// The visible texts under WCAG AA contrast, with their ratios.
+    pub async fn low_contrast(&self) -> Json {
+        self.eval(CONTRAST).await
+    }
+
+    /// Fails when the page logged an error, scrolls sideways or shows text under WCAG AA contrast.
     pub async fn assert_clean(&self, page: &str) {
+        let low = self.low_contrast().await;
+        assert_eq!(low, json!([]), "text under AA contrast on {page}");
         let errors = self.console_errors().await;
         assert!(errors.is_empty(), "console errors on {page}: {errors:#?}");
         let fits = self
