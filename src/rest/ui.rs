@@ -86,33 +86,36 @@ pub(super) fn is_ui(path: &str) -> bool {
     path == "/ui" || path.starts_with("/ui/")
 }
 
-/// Whether `Accept-Encoding` admits gzip (a `q=0` refuses it).
-fn accepts_gzip(headers: &HeaderMap) -> bool {
+/// The comma-separated items of every `name` header, each without its parameters (after `;`), and
+/// the parameters themselves.
+fn items<'a>(headers: &'a HeaderMap, name: &str) -> impl Iterator<Item = (&'a str, &'a str)> {
     headers
-        .get_all("accept-encoding")
+        .get_all(name)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|coding| {
-            let mut parts = coding.split(';').map(str::trim);
-            let name = parts.next().unwrap_or_default();
-            let refused = parts.any(|p| {
-                p.strip_prefix("q=")
-                    .and_then(|q| q.parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+        .map(|item| {
+            let (value, params) = item.split_once(';').unwrap_or((item, ""));
+            (value.trim(), params)
         })
+}
+
+/// Whether `Accept-Encoding` admits gzip (a `q=0` refuses it).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    items(headers, "accept-encoding").any(|(name, params)| {
+        let refused = params.split(';').map(str::trim).any(|p| {
+            p.strip_prefix("q=")
+                .and_then(|q| q.parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+    })
 }
 
 /// Whether `If-None-Match` names this `ETag` (or `*`); a weak validator matches too.
 fn matches(headers: &HeaderMap, etag: &str) -> bool {
-    headers
-        .get_all("if-none-match")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim().trim_start_matches("W/"))
+    items(headers, "if-none-match")
+        .map(|(t, _)| t.trim_start_matches("W/"))
         .any(|t| t == etag || t == "*")
 }
 
@@ -193,18 +196,7 @@ pub(super) fn serve(method: &Method, path: &str, headers: &HeaderMap) -> Respons
 /// Whether a `GET /` comes from a browser navigating (its `Accept` names `text/html`), which is sent to
 /// the console instead of the worker's JSON.
 pub(super) fn wants_html(headers: &HeaderMap) -> bool {
-    headers
-        .get_all("accept")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|t| {
-            t.split(';')
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .eq_ignore_ascii_case("text/html")
-        })
+    items(headers, "accept").any(|(t, _)| t.eq_ignore_ascii_case("text/html"))
 }
 
 #[cfg(test)]

@@ -139,56 +139,54 @@ async fn a_stopped_sink_from_the_form_gets_offsets_resumes_and_runs() {
     b.close().await;
 }
 
+/// Clicks a button of the sink's row in the list.
+async fn press(b: &Browser, action: &str) {
+    b.click(&format!(
+        "tr[data-connector='sink'] button[data-action='{action}']"
+    ))
+    .await;
+}
+
+/// Waits until the list shows the sink in `state`, and the notice reads `answer`.
+async fn listed(b: &Browser, state: &str, answer: &str) {
+    b.find(&format!("tr[data-connector='sink'][data-state='{state}']"))
+        .await;
+    b.wait_text("#notice", answer, |t| t.contains(answer)).await;
+}
+
 /// Pause, resume, restart and delete through the list's buttons, each checked through the API.
 async fn buttons_pause_restart_delete(w: &TestWorker, b: &Browser) {
-    b.click("tr[data-connector='sink'] button[data-action='pause']")
-        .await;
-    b.find("tr[data-connector='sink'][data-state='PAUSED']")
-        .await;
+    press(b, "pause").await;
+    listed(b, "PAUSED", "Pause sink: done").await;
     assert_eq!(w.status("sink").await["connector"]["state"], "PAUSED");
-    b.wait_text("#notice", "the pause answer", |t| {
-        t.contains("Pause sink: done")
-    })
-    .await;
+    press(b, "resume").await;
+    listed(b, "RUNNING", "Resume sink: done").await;
+    assert_eq!(w.status("sink").await["connector"]["state"], "RUNNING");
 
-    b.click("tr[data-connector='sink'] button[data-action='resume']")
+    press(b, "restart").await;
+    let asked = b
+        .wait_text("#dialog-title", "the restart dialog", |t| !t.is_empty())
         .await;
-    b.find("tr[data-connector='sink'][data-state='RUNNING']")
-        .await;
-
-    b.click("tr[data-connector='sink'] button[data-action='restart']")
-        .await;
-    b.wait_text("#dialog-title", "the restart dialog", |t| {
-        t == "Restart sink?"
-    })
-    .await;
+    assert_eq!(asked, "Restart sink?");
     b.click("#dialog-ok").await;
-    b.wait_text("#notice", "the restart answer", |t| {
-        t.contains("Restart sink: done")
-    })
-    .await;
-    b.find("tr[data-connector='sink'][data-state='RUNNING']")
-        .await;
+    listed(b, "RUNNING", "Restart sink: done").await;
 
-    b.click("tr[data-connector='sink'] button[data-action='delete']")
-        .await;
+    press(b, "delete").await;
     let asked = b
         .wait_text("#dialog", "the delete dialog", |t| {
             t.contains("Delete sink?")
         })
         .await;
-    assert!(asked.contains("sink"), "{asked}");
+    assert!(asked.contains("The connector sink"), "{asked}");
     // Cancelled first: nothing happens.
     b.click("#dialog-cancel").await;
     assert_eq!(w.status("sink").await["connector"]["state"], "RUNNING");
-    b.click("tr[data-connector='sink'] button[data-action='delete']")
-        .await;
+    press(b, "delete").await;
     b.wait_text("#dialog-ok", "the delete button", |t| t == "Delete sink")
         .await;
     b.click("#dialog-ok").await;
     b.wait_gone("tr[data-connector='sink']").await;
-    let (_, names) = w.get("/connectors").await;
-    assert_eq!(names, json!(["feed"]));
+    assert_eq!(w.get("/connectors").await.1, json!(["feed"]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -261,22 +259,10 @@ async fn a_failed_task_shows_its_trace_and_the_record_browser_shows_records() {
         .await;
     let trace = f.w.wait_for_failed_task("broken").await;
     b.open("#/connectors").await;
-    let first = b
-        .wait_text(
-            "tr[data-connector='broken'] .firstline",
-            "the first line",
-            |t| !t.is_empty(),
-        )
-        .await;
+    let first = b.some_text("tr[data-connector='broken'] .firstline").await;
     assert_eq!(words(&first), words(trace.lines().next().unwrap()));
     b.click("tr[data-connector='broken'] .firstline").await;
-    let shown = b
-        .wait_text(
-            "tr[data-connector='broken'] pre.trace",
-            "the whole trace",
-            |t| !t.is_empty(),
-        )
-        .await;
+    let shown = b.some_text("tr[data-connector='broken'] pre.trace").await;
     assert_eq!(words(&shown), words(&trace));
     b.open("#/connectors/broken").await;
     b.find("#tasks tr[data-task='0'] .state[data-state='FAILED']")

@@ -258,6 +258,12 @@ impl Browser {
         }
     }
 
+    /// The text of the element `css` selects, once it has some.
+    pub async fn some_text(&self, css: &str) -> String {
+        self.wait_text(css, "some text", |t| !t.trim().is_empty())
+            .await
+    }
+
     /// Waits until `css` selects nothing.
     pub async fn wait_gone(&self, css: &str) {
         let deadline = Instant::now() + BROWSER_DEADLINE;

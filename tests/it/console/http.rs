@@ -61,6 +61,16 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> &'a str {
         .unwrap()
 }
 
+/// `GET url` with one request header.
+async fn get_with(
+    http: &Http,
+    url: &str,
+    name: reqwest::header::HeaderName,
+    value: &str,
+) -> reqwest::Response {
+    http.get(url).header(name, value).send().await.unwrap()
+}
+
 fn gunzip(body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     flate2::read::GzDecoder::new(body)
@@ -96,29 +106,14 @@ async fn every_file_is_served_with_its_type_etag_and_gzip() {
             "{file}"
         );
 
-        let again = http
-            .get(&url)
-            .header(IF_NONE_MATCH, &etag)
-            .send()
-            .await
-            .unwrap();
+        let again = get_with(&http, &url, IF_NONE_MATCH, &etag).await;
         assert_eq!(again.status(), StatusCode::NOT_MODIFIED, "{file}");
         assert_eq!(header(again.headers(), "etag"), etag);
         assert!(again.bytes().await.unwrap().is_empty());
-        let stale = http
-            .get(&url)
-            .header(IF_NONE_MATCH, "\"0000000000000000\"")
-            .send()
-            .await
-            .unwrap();
+        let stale = get_with(&http, &url, IF_NONE_MATCH, "\"0000000000000000\"").await;
         assert_eq!(stale.status(), StatusCode::OK, "{file}");
 
-        let zipped = http
-            .get(&url)
-            .header(ACCEPT_ENCODING, "gzip, deflate, br")
-            .send()
-            .await
-            .unwrap();
+        let zipped = get_with(&http, &url, ACCEPT_ENCODING, "gzip, deflate, br").await;
         assert_eq!(zipped.status(), StatusCode::OK);
         assert_eq!(header(zipped.headers(), "content-encoding"), "gzip");
         assert_eq!(header(zipped.headers(), "etag"), etag);
@@ -136,24 +131,20 @@ async fn every_file_is_served_with_its_type_etag_and_gzip() {
         index.bytes().await.unwrap().to_vec(),
         ui_bytes("index.html")
     );
-    let bare = http.get(format!("{}/ui", f.w.url)).send().await.unwrap();
+    let send = |method: reqwest::Method, path: &str| {
+        let request = http.request(method, format!("{}{path}", f.w.url)).send();
+        async move { request.await.unwrap() }
+    };
+    let bare = send(reqwest::Method::GET, "/ui").await;
     assert_eq!(bare.status(), StatusCode::MOVED_PERMANENTLY);
     assert_eq!(header(bare.headers(), "location"), "ui/");
-    let head = http
-        .head(format!("{}/ui/app.css", f.w.url))
-        .send()
-        .await
-        .unwrap();
+    let head = send(reqwest::Method::HEAD, "/ui/app.css").await;
     assert_eq!(head.status(), StatusCode::OK);
     let length: usize = header(head.headers(), "content-length").parse().unwrap();
     assert_eq!(length, ui_bytes("app.css").len());
-    let missing = http
-        .get(format!("{}/ui/nope.js", f.w.url))
-        .send()
-        .await
-        .unwrap();
+    let missing = send(reqwest::Method::GET, "/ui/nope.js").await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
-    let post = http.post(format!("{}/ui/", f.w.url)).send().await.unwrap();
+    let post = send(reqwest::Method::POST, "/ui/").await;
     assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
 }
 
@@ -174,12 +165,13 @@ fn no_file_asks_for_anything_outside_the_device() {
 async fn root_redirects_browsers_only() {
     let f = Fixture::start().await;
     let http = raw();
-    let page = http
-        .get(&f.w.url)
-        .header(ACCEPT, "text/html,application/xhtml+xml,*/*;q=0.8")
-        .send()
-        .await
-        .unwrap();
+    let page = get_with(
+        &http,
+        &f.w.url,
+        ACCEPT,
+        "text/html,application/xhtml+xml,*/*;q=0.8",
+    )
+    .await;
     assert_eq!(page.status(), StatusCode::FOUND);
     assert_eq!(header(page.headers(), "location"), "ui/");
     for accept in [None, Some("application/json"), Some("*/*")] {
@@ -194,15 +186,20 @@ async fn root_redirects_browsers_only() {
     }
 }
 
+/// A credentials file of one user for the basic auth extension; its path.
+fn credentials_file(dir: &Path, user: &str, password: &str) -> String {
+    let path = dir.join("console-users.properties");
+    std::fs::write(&path, format!("{user}: {password}\n")).unwrap();
+    path.display().to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn basic_auth_guards_the_console() {
     let dir = tempdir();
-    let creds = dir.path().join("creds.properties");
-    std::fs::write(&creds, "admin: s3cret\n").unwrap();
-    let c = creds.display().to_string();
+    let credentials = credentials_file(dir.path(), "admin", "s3cret");
     let settings = [
         ("rest.extension.classes", BASIC_AUTH),
-        ("rest.basic.auth.credentials.file", c.as_str()),
+        ("rest.basic.auth.credentials.file", credentials.as_str()),
     ];
     let w = TestWorker::launch(dir.path(), &settings, Vec::new(), |url| {
         Client::new(url).basic_auth("admin", "s3cret")
@@ -210,24 +207,21 @@ async fn basic_auth_guards_the_console() {
     .await
     .expect("the worker starts");
     let http = raw();
+    let as_user = |path: &str, password: Option<&str>| {
+        let mut request = http.get(format!("{}{path}", w.url));
+        if let Some(p) = password {
+            request = request.basic_auth("admin", Some(p));
+        }
+        async move { request.send().await.unwrap() }
+    };
     for path in ["/ui/", "/ui/js/app.js", "/ui/nope"] {
-        let denied = http.get(format!("{}{path}", w.url)).send().await.unwrap();
+        let denied = as_user(path, None).await;
         assert_eq!(denied.status(), StatusCode::UNAUTHORIZED, "{path}");
         assert!(denied.headers().contains_key("www-authenticate"));
-        let wrong = http
-            .get(format!("{}{path}", w.url))
-            .basic_auth("admin", Some("wrong"))
-            .send()
-            .await
-            .unwrap();
+        let wrong = as_user(path, Some("wrong")).await;
         assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "{path}");
     }
-    let allowed = http
-        .get(format!("{}/ui/", w.url))
-        .basic_auth("admin", Some("s3cret"))
-        .send()
-        .await
-        .unwrap();
+    let allowed = as_user("/ui/", Some("s3cret")).await;
     assert_eq!(allowed.status(), StatusCode::OK);
     assert_eq!(
         allowed.bytes().await.unwrap().to_vec(),
