@@ -14,17 +14,21 @@ function svg(tag, attrs) {
 export function chart(title, points, windowMs, unit = '') {
   const w = 300, hgt = 80, now = Date.now();
   const shown = points.filter(([t, v]) => t >= now - windowMs && Number.isFinite(v));
-  const top = Math.max(1, ...shown.map(([, v]) => v));
-  const xy = shown.map(([t, v]) => `${((t - (now - windowMs)) / windowMs * w).toFixed(1)},${(hgt - 4 - v / top * (hgt - 8)).toFixed(1)}`);
+  const peak = shown.length ? Math.max(...shown.map(([, v]) => v)) : null;
+  const top = Math.max(1, peak ?? 0);
+  // Until the page has sampled a whole window, the samples it has fill the width.
+  const start = shown.length ? Math.max(now - windowMs, shown[0][0]) : now - windowMs;
+  const span = Math.max(10000, now - start);
+  const xy = shown.map(([t, v]) => `${((t - start) / span * w).toFixed(1)},${(hgt - 4 - v / top * (hgt - 8)).toFixed(1)}`);
   const latest = shown.length ? shown[shown.length - 1][1] : null;
   const graphic = svg('svg', { viewBox: `0 0 ${w} ${hgt}`, preserveAspectRatio: 'none', role: 'img',
-    'aria-label': `${title}: latest ${fmtNumber(latest)}${unit}, peak ${fmtNumber(top)}${unit}` });
+    'aria-label': `${title}: latest ${fmtNumber(latest)}${unit}, peak ${fmtNumber(peak)}${unit}` });
   graphic.append(svg('line', { x1: 0, y1: hgt - 4, x2: w, y2: hgt - 4, stroke: '#c9ced6' }));
-  if (xy.length) {
+  if (xy.length > 1) {
     graphic.append(svg('polyline', { points: xy.join(' '), fill: 'none', stroke: '#0b5cad', 'stroke-width': 2,
       'vector-effect': 'non-scaling-stroke' }));
   }
   return h('figure', { class: 'chart', 'data-chart': title },
     graphic,
-    h('figcaption', {}, h('strong', {}, title), ` ${fmtNumber(latest)}${unit} (peak ${fmtNumber(top)}${unit}, last ${Math.round(windowMs / 60000)} min)`));
+    h('figcaption', {}, h('strong', {}, title), ` ${fmtNumber(latest)}${unit} (peak ${fmtNumber(peak)}${unit}, over up to ${Math.round(windowMs / 60000)} min)`));
 }

@@ -374,11 +374,7 @@ async fn every_page_fits_360_pixels_and_logs_no_error() {
             "tr[data-connector='meter-sink'][data-state='RUNNING']",
         ),
         ("new-connector-form", "#/new", "#plugin"),
-        (
-            "connector",
-            "#/connectors/meter-sink",
-            "#tasks tr[data-task='0']",
-        ),
+        ("connector", "#/connectors/meter-sink", "#charts polyline"),
         ("topics", "#/topics", "tr[data-topic='readings']"),
         (
             "topic-records",
