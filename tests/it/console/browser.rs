@@ -68,8 +68,46 @@ async fn a_stopped_sink_from_the_form_gets_offsets_resumes_and_runs() {
         t == "0/0"
     })
     .await;
-    b.eval("window.__notReloaded = true; return null").await;
 
+    set_offsets_and_resume(&f, &b, &fed).await;
+    b.find("#tasks tr[data-task='0'] .state[data-state='RUNNING']")
+        .await;
+
+    // The list, refreshed without a reload: RUNNING, 1/1 task, records/s moving.
+    b.open("#/connectors").await;
+    b.eval("window.__notReloaded = true; return null").await;
+    append_lines(&f.input, (200..300).map(|i| format!("line-{i}")));
+    b.find("tr[data-connector='sink'][data-state='RUNNING']")
+        .await;
+    b.wait_text(
+        "tr[data-connector='sink'] [data-tasks]",
+        "one task running",
+        |t| t == "1/1",
+    )
+    .await;
+    b.wait_text(
+        "tr[data-connector='sink'] [data-rate='in']",
+        "the sink's records/s",
+        |t| number(t).is_some_and(|n| n > 0.0),
+    )
+    .await;
+    b.wait_text(
+        "tr[data-connector='feed'] [data-rate='out']",
+        "the source's records/s",
+        |t| number(t).is_some_and(|n| n > 0.0),
+    )
+    .await;
+    assert_eq!(b.eval("return window.__notReloaded === true").await, true);
+    b.screenshot("connectors-running").await;
+
+    buttons_pause_restart_delete(&f.w, &b).await;
+    b.assert_clean("the connectors list").await;
+    b.close().await;
+}
+
+/// On the STOPPED sink's page: offsets set to 150 through the editor, then resumed through its button;
+/// the sink delivers from offset 150 on.
+async fn set_offsets_and_resume(f: &Fixture, b: &Browser, fed: &[String]) {
     // Offsets: edited on the connector's page while STOPPED.
     b.click("tr[data-connector='sink'] a").await;
     b.wait_text("#offsets-reason", "offsets editable", |t| {
@@ -104,39 +142,6 @@ async fn a_stopped_sink_from_the_form_gets_offsets_resumes_and_runs() {
     })
     .await;
     assert_eq!(lines(&f.output), fed[150..].to_vec());
-    b.find("#tasks tr[data-task='0'] .state[data-state='RUNNING']")
-        .await;
-
-    // The list, refreshed without a reload: RUNNING, 1/1 task, records/s moving.
-    b.open("#/connectors").await;
-    b.eval("window.__notReloaded = true; return null").await;
-    append_lines(&f.input, (200..300).map(|i| format!("line-{i}")));
-    b.find("tr[data-connector='sink'][data-state='RUNNING']")
-        .await;
-    b.wait_text(
-        "tr[data-connector='sink'] [data-tasks]",
-        "one task running",
-        |t| t == "1/1",
-    )
-    .await;
-    b.wait_text(
-        "tr[data-connector='sink'] [data-rate='in']",
-        "the sink's records/s",
-        |t| number(t).is_some_and(|n| n > 0.0),
-    )
-    .await;
-    b.wait_text(
-        "tr[data-connector='feed'] [data-rate='out']",
-        "the source's records/s",
-        |t| number(t).is_some_and(|n| n > 0.0),
-    )
-    .await;
-    assert_eq!(b.eval("return window.__notReloaded === true").await, true);
-    b.screenshot("connectors-running").await;
-
-    buttons_pause_restart_delete(&f.w, &b).await;
-    b.assert_clean("the connectors list").await;
-    b.close().await;
 }
 
 /// Clicks a button of the sink's row in the list.
