@@ -89,15 +89,18 @@ export function td(label, content, cls) {
 export function every(ms, fn) {
   let stopped = false;
   let timer = null;
+  let running = false;
   const tick = async () => {
     timer = null;
-    if (stopped) return;
+    if (stopped || running) return;
+    running = true;
     if (!document.hidden) {
       try { await fn(); } catch (e) { console.warn(e); }
     }
-    if (!stopped && !document.hidden) timer = setTimeout(tick, ms);
+    running = false;
+    if (!stopped && !document.hidden && !timer) timer = setTimeout(tick, ms);
   };
-  const onVisible = () => { if (!document.hidden && !timer && !stopped) tick(); };
+  const onVisible = () => { if (!document.hidden && !timer && !running && !stopped) tick(); };
   document.addEventListener('visibilitychange', onVisible);
   tick();
   return () => {

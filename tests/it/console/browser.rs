@@ -248,7 +248,12 @@ async fn a_failed_task_shows_its_trace_and_the_record_browser_shows_records() {
         &f.input,
         ["alpha".to_string(), "beta".into(), "{\"n\": 3}".into()],
     );
-    f.w.create(file_source("lines", &f.input, "lines")).await;
+    let mut source = file_source("lines", &f.input, "lines");
+    source["config"]["transforms"] = json!("origin");
+    source["config"]["transforms.origin.type"] = json!("InsertHeader");
+    source["config"]["transforms.origin.header"] = json!("origin");
+    source["config"]["transforms.origin.value.literal"] = json!("edge");
+    f.w.create(source).await;
     wait_records(&f.w, "lines", 3).await;
     let b = Browser::start(&f.w.url, 1024, 700).await;
 
@@ -301,6 +306,13 @@ async fn record_browser(w: &TestWorker, b: &Browser) {
         .eval("return [...document.querySelectorAll('#records [data-part=key]')].map(e => e.textContent)")
         .await;
     assert_eq!(keys, json!(["null", "null", "null"]));
+    let headers = b
+        .eval("return [...document.querySelectorAll('#records td[data-label=Headers]')].map(e => e.textContent)")
+        .await;
+    assert_eq!(
+        headers,
+        json!(["origin: edge", "origin: edge", "origin: edge"])
+    );
     b.find("#order")
         .await
         .select_by_value("oldest")
@@ -405,9 +417,62 @@ async fn every_page_fits_360_pixels_and_logs_no_error() {
             b.assert_clean(&format!("{route} at {width} px")).await;
         }
     }
+    filters_and_hidden_tab(&b).await;
     worker_page(&f.w, &b).await;
     b.assert_clean("the worker page").await;
     b.close().await;
+}
+
+/// The list's filters by name and state; no refresh while the tab is hidden, refreshes again once shown.
+async fn filters_and_hidden_tab(b: &Browser) {
+    b.open("#/connectors").await;
+    b.find("tr[data-connector='meter-sink']").await;
+    b.type_into("#filter-name", "SOURCE").await;
+    b.wait_gone("tr[data-connector='meter-sink']").await;
+    b.find("tr[data-connector='meter-source']").await;
+    b.type_into("#filter-name", "").await;
+    b.find("#filter-state")
+        .await
+        .select_by_value("PAUSED")
+        .await
+        .unwrap();
+    b.wait_gone("tr[data-connector]").await;
+    b.some_text("#connectors tbody").await;
+    b.find("#filter-state")
+        .await
+        .select_by_value("RUNNING")
+        .await
+        .unwrap();
+    b.find("tr[data-connector='meter-sink']").await;
+
+    let hide = |hidden: bool| {
+        format!("Object.defineProperty(document, 'hidden', {{configurable: true, get: () => {hidden}}}); \
+                 document.dispatchEvent(new Event('visibilitychange')); return null")
+    };
+    b.eval(&hide(true)).await;
+    // A refresh already under way may still land: the summary settles, then stays.
+    let summary = || async { b.find("#list-summary").await.text().await.unwrap() };
+    let mut before = summary().await;
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        // Longer than the 2 s period: an unchanged summary means no refresh ran.
+        tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+        let now = summary().await;
+        if now == before {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the list kept refreshing while the tab was hidden: {now}"
+        );
+        before = now;
+    }
+    let hidden_text = summary().await;
+    b.eval(&hide(false)).await;
+    b.wait_text("#list-summary", "a refresh once shown", |t| {
+        t != hidden_text
+    })
+    .await;
 }
 
 /// The worker page's facts, and a log level changed through it.

@@ -228,3 +228,49 @@ async fn basic_auth_guards_the_console() {
         ui_bytes("index.html")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn record_reads_add_timestamp_and_headers_only_when_asked() {
+    let f = Fixture::start().await;
+    let http = raw();
+    let produced = http
+        .post(format!("{}/topics/meta", f.w.url))
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(r#"{"records": [{"key": "aw==", "value": "dg=="}]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(produced.status(), StatusCode::OK);
+    let read = |query: &'static str| {
+        let url = format!(
+            "{}/topics/meta/partitions/0/records?offset=0&timeout=0{query}",
+            f.w.url
+        );
+        let request = http
+            .get(url)
+            .header(ACCEPT, "application/vnd.kafka.binary.v2+json");
+        async move {
+            request
+                .send()
+                .await
+                .unwrap()
+                .json::<serde_json::Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let plain = read("").await;
+    assert_eq!(
+        plain,
+        serde_json::json!([{"topic": "meta", "key": "aw==", "value": "dg==", "partition": 0, "offset": 0}])
+    );
+    let with = read("&metadata=true").await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let stamp = with[0]["timestamp"].as_i64().expect("a timestamp");
+    assert!((now - 60_000..=now).contains(&stamp), "{with}");
+    assert_eq!(with[0]["headers"], serde_json::json!([]));
+    assert_eq!(with[0]["value"], "dg==");
+}
