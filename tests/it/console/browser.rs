@@ -21,11 +21,7 @@ async fn wait_records(w: &TestWorker, topic: &str, n: i64) {
 /// Fills the new-connector form for a FileStreamSink (the plugin picked, the fields typed).
 async fn fill_sink_form(b: &Browser, name: &str, topics: &str, file: &str) {
     b.open("#/new").await;
-    let plugin = b.find("#plugin").await;
-    plugin
-        .select_by_value(SINK_CLASS)
-        .await
-        .expect("pick the plugin");
+    b.choose("#plugin", SINK_CLASS).await;
     b.type_into("input[name='name']", name).await;
     if !topics.is_empty() {
         b.type_into("input[name='topics']", topics).await;
@@ -313,11 +309,7 @@ async fn record_browser(w: &TestWorker, b: &Browser) {
         headers,
         json!(["origin: edge", "origin: edge", "origin: edge"])
     );
-    b.find("#order")
-        .await
-        .select_by_value("oldest")
-        .await
-        .unwrap();
+    b.choose("#order", "oldest").await;
     b.type_into("#from-offset", "1").await;
     b.click("#load").await;
     b.wait_text(
@@ -406,11 +398,7 @@ async fn every_page_fits_360_pixels_and_logs_no_error() {
             b.open(route).await;
             b.find(ready).await;
             if route == "#/new" {
-                b.find("#plugin")
-                    .await
-                    .select_by_value(SINK_CLASS)
-                    .await
-                    .unwrap();
+                b.choose("#plugin", SINK_CLASS).await;
                 b.find("input[name='topics']").await;
             }
             b.screenshot(&format!("{name}{suffix}")).await;
@@ -431,18 +419,10 @@ async fn filters_and_hidden_tab(b: &Browser) {
     b.wait_gone("tr[data-connector='meter-sink']").await;
     b.find("tr[data-connector='meter-source']").await;
     b.type_into("#filter-name", "").await;
-    b.find("#filter-state")
-        .await
-        .select_by_value("PAUSED")
-        .await
-        .unwrap();
+    b.choose("#filter-state", "PAUSED").await;
     b.wait_gone("tr[data-connector]").await;
     b.some_text("#connectors tbody").await;
-    b.find("#filter-state")
-        .await
-        .select_by_value("RUNNING")
-        .await
-        .unwrap();
+    b.choose("#filter-state", "RUNNING").await;
     b.find("tr[data-connector='meter-sink']").await;
 
     let hide = |hidden: bool| {
@@ -486,11 +466,7 @@ async fn worker_page(w: &TestWorker, b: &Browser) {
     assert!(facts.contains(env!("CARGO_PKG_VERSION")), "{facts}");
     assert!(facts.contains("Uptime"), "{facts}");
     b.type_into("#new-logger", "org.example.console").await;
-    b.find("#new-level")
-        .await
-        .select_by_value("WARN")
-        .await
-        .unwrap();
+    b.choose("#new-level", "WARN").await;
     b.click("#loggers + form button[type='submit']").await;
     b.find("tr[data-logger='org.example.console']").await;
     let level: Json = w.get("/admin/loggers/org.example.console").await.1;

@@ -258,6 +258,15 @@ impl Browser {
         }
     }
 
+    /// Picks the option of value `value` in the select `css`.
+    pub async fn choose(&self, css: &str, value: &str) {
+        self.find(css)
+            .await
+            .select_by_value(value)
+            .await
+            .unwrap_or_else(|e| panic!("choose {value} in {css}: {e}"));
+    }
+
     /// The text of the element `css` selects, once it has some.
     pub async fn some_text(&self, css: &str) -> String {
         self.wait_text(css, "some text", |t| !t.trim().is_empty())
