@@ -53,8 +53,8 @@ function configSection(name, path) {
   const section = h('section', { class: 'card', 'aria-labelledby': 'h-config' },
     h('h2', { id: 'h-config' }, 'Config'), area,
     h('div', { class: 'row' },
-      h('button', { type: 'button', onclick: validate }, 'Validate'),
-      h('button', { type: 'button', class: 'primary', onclick: save }, 'Save config'),
+      h('button', { type: 'button', id: 'config-validate', onclick: validate }, 'Validate'),
+      h('button', { type: 'button', class: 'primary', id: 'config-save', onclick: save }, 'Save config'),
       h('button', { type: 'button', onclick: load }, 'Reload')),
     result);
   return { section, load };

@@ -157,7 +157,12 @@ async fn listed(b: &Browser, state: &str, answer: &str) {
 
 /// Pause, resume, restart and delete through the list's buttons, each checked through the API.
 async fn buttons_pause_restart_delete(w: &TestWorker, b: &Browser) {
-    press(b, "pause").await;
+    // Pause from the keyboard: the actions are real buttons.
+    b.find("tr[data-connector='sink'] button[data-action='pause']")
+        .await
+        .send_keys(&fantoccini::key::Key::Enter.to_string())
+        .await
+        .expect("Enter on the pause button");
     listed(b, "PAUSED", "Pause sink: done").await;
     assert_eq!(w.status("sink").await["connector"]["state"], "PAUSED");
     press(b, "resume").await;
@@ -280,10 +285,37 @@ async fn a_failed_task_shows_its_trace_and_the_record_browser_shows_records() {
     .await;
     b.screenshot("connector-failed").await;
     b.assert_clean("the failed connector").await;
+    config_editor(&f.w, &b, &f.input).await;
 
     record_browser(&f.w, &b).await;
     b.assert_clean("the record browser").await;
     b.close().await;
+}
+
+/// On the broken connector's page: a bad value refused by Validate, on its key; a fixed path saved.
+async fn config_editor(w: &TestWorker, b: &Browser, readable: &std::path::Path) {
+    let mut config = w.get("/connectors/broken/config").await.1;
+    config["tasks.max"] = json!("many");
+    b.type_into("#config-json", &config.to_string()).await;
+    b.click("#config-validate").await;
+    let refused = b
+        .some_text("#config-result [data-error-for='tasks.max']")
+        .await;
+    assert!(refused.starts_with("tasks.max: "), "{refused}");
+    config["tasks.max"] = json!("1");
+    config["file"] = json!(readable.display().to_string());
+    b.type_into("#config-json", &config.to_string()).await;
+    b.click("#config-save").await;
+    b.wait_text("#notice", "the saved config", |t| {
+        t.contains("Saved the config of broken")
+    })
+    .await;
+    let saved = w.get("/connectors/broken/config").await.1;
+    assert_eq!(
+        saved["file"],
+        json!(readable.display().to_string()),
+        "{saved}"
+    );
 }
 
 /// The source's records newest first and oldest first; a produced keyed JSON record pretty-printed.
