@@ -34,10 +34,13 @@ async function list(main) {
     const stats = byTopic(samples);
     fill(body, (names || []).sort().map((t) => {
       const s = stats.get(t);
-      const before = seen.get(t);
-      let rate = null;
-      if (s && before && now > before.at) rate = Math.max(0, (s.end - before.end) / ((now - before.at) / 1000));
-      if (s && (!before || now - before.at > 10000 || rate > 0)) seen.set(t, { end: s.end, at: now });
+      // Records/s: end offsets over the last 10 s of samples.
+      const history = seen.get(t) || [];
+      if (s) history.push([now, s.end]);
+      while (history.length > 2 && history[1][0] <= now - 10000) history.shift();
+      seen.set(t, history);
+      const [first, last] = [history[0], history[history.length - 1]];
+      const rate = first && last[0] > first[0] ? Math.max(0, (last[1] - first[1]) / ((last[0] - first[0]) / 1000)) : null;
       return h('tr', { 'data-topic': t },
         td('Topic', h('a', { href: `#/topics/${seg(t)}` }, t)),
         td('Partitions', s ? s.partitions.size : '–', 'num'),

@@ -138,6 +138,10 @@ async fn set_offsets_and_resume(f: &Fixture, b: &Browser, fed: &[String]) {
     })
     .await;
     assert_eq!(lines(&f.output), fed[150..].to_vec());
+    b.wait_text("#active-topics", "the active topic", |t| {
+        t.contains("feed-topic")
+    })
+    .await;
 }
 
 /// Clicks a button of the sink's row in the list.
@@ -437,6 +441,16 @@ async fn every_page_fits_360_pixels_and_logs_no_error() {
             b.assert_clean(&format!("{route} at {width} px")).await;
         }
     }
+    // The topics' records/s: a number once sampled twice, above 0 while the source appends.
+    b.open("#/topics").await;
+    let rate = "tr[data-topic='readings'] td[data-label='Records/s']";
+    b.wait_text(rate, "a sampled rate", |t| number(t).is_some())
+        .await;
+    append_lines(&f.input, (20..60).map(|i| format!("{{\"reading\": {i}}}")));
+    b.wait_text(rate, "records/s of readings", |t| {
+        number(t).is_some_and(|n| n > 0.0)
+    })
+    .await;
     filters_and_hidden_tab(&b).await;
     worker_page(&f.w, &b).await;
     b.assert_clean("the worker page").await;
