@@ -11,6 +11,7 @@ mod connectors;
 mod loggers;
 mod plugins;
 pub(crate) mod topics;
+mod ui;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -239,6 +240,9 @@ pub(crate) fn only(method: &Method, allowed: &[Method]) -> Result<()> {
 
 async fn root(state: &ApiState, req: &Request<'_>) -> Result {
     only(req.method, &[Method::GET])?;
+    if ui::wants_html(req.headers) {
+        return Ok(Reply::empty(302).with_location("ui/".into()));
+    }
     Ok(Reply::json(
         200,
         &json!({
@@ -399,6 +403,7 @@ where
     };
     let mut response = match intercepted {
         Some(response) => response,
+        None if state.public && ui::is_ui(path) => ui::serve(method, path, headers),
         None => {
             let head = *method == Method::HEAD;
             let reply = match read_body(body, limit).await {

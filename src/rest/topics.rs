@@ -477,6 +477,7 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
     let offset = i64::try_from(query_number(req, "offset", None)?).unwrap_or(i64::MAX);
     let max_bytes = query_number(req, "max_bytes", Some(DEFAULT_MAX_BYTES))?;
     let timeout = query_number(req, "timeout", Some(DEFAULT_TIMEOUT_MS))?.min(MAX_TIMEOUT_MS);
+    let metadata = super::query_flag(&req.query, "metadata", false);
     let deadline = tokio::time::Instant::now() + Duration::from_millis(timeout);
     // Subscribed before the first read: an append after that read wakes the wait below.
     let signal = state.herder.log_signal();
@@ -503,7 +504,7 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
         if !out.is_empty() && bytes > max_bytes {
             break;
         }
-        out.push(record_json(format, r)?);
+        out.push(record_json(format, r, metadata)?);
     }
     let media_type = match format {
         Format::Json => JSON_V2,
@@ -512,14 +513,29 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
     Ok(Reply::json(200, &out).with_content_type(media_type))
 }
 
-fn record_json(format: Format, r: &LogRecord) -> Result<Json> {
-    Ok(json!({
+/// A record as REST Proxy answers it; with `metadata` (liteconnect's own `metadata=true`) also its
+/// timestamp and headers, their values in base64.
+fn record_json(format: Format, r: &LogRecord, metadata: bool) -> Result<Json> {
+    let mut record = json!({
         "topic": r.topic,
         "key": format.encode(r.offset, r.key.as_deref())?,
         "value": format.encode(r.offset, r.value.as_deref())?,
         "partition": r.partition,
         "offset": r.offset,
-    }))
+    });
+    if metadata {
+        let headers = r
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                let value = Format::Binary.encode(r.offset, v.as_deref())?;
+                Ok(json!({"key": k, "value": value}))
+            })
+            .collect::<Result<Vec<Json>>>()?;
+        record["timestamp"] = json!(r.timestamp);
+        record["headers"] = Json::Array(headers);
+    }
+    Ok(record)
 }
 
 /// The connectors that use a topic: those that have used it (KIP-558) and the sinks subscribed to it

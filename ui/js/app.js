@@ -1,0 +1,47 @@
+// The console's router: hash routes (#/connectors/x) so the server only serves static files.
+
+import { h, fill, clearOldNotice } from './dom.js';
+import * as connectors from './connectors.js';
+import * as connector from './connector.js';
+import * as create from './create.js';
+import * as topics from './topics.js';
+import * as worker from './worker.js';
+
+const ROUTES = [
+  [/^#?\/?$/, connectors, 'connectors'],
+  [/^#\/connectors\/?$/, connectors, 'connectors'],
+  [/^#\/connectors\/(.+)$/, connector, 'connectors'],
+  [/^#\/new$/, create, 'new'],
+  [/^#\/topics\/?$/, topics, 'topics'],
+  [/^#\/topics\/(.+)$/, topics, 'topics'],
+  [/^#\/worker$/, worker, 'worker'],
+];
+
+let cleanup = null;
+
+async function render() {
+  if (cleanup) { cleanup(); cleanup = null; }
+  const main = document.getElementById('main');
+  const hash = location.hash || '#/connectors';
+  const route = ROUTES.find(([re]) => re.test(hash));
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (route && a.dataset.nav === route[2]) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  if (!route) {
+    fill(main, h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/connectors' }, 'Back to the connectors')));
+    return;
+  }
+  const params = (route[0].exec(hash) || []).slice(1).map(decodeURIComponent);
+  fill(main);
+  const page = route[1];
+  const result = await page.render(main, ...params);
+  cleanup = typeof result === 'function' ? result : null;
+  document.title = `${main.querySelector('h1')?.textContent || 'Console'} · liteconnect`;
+}
+
+let focusMain = false;
+window.addEventListener('hashchange', () => { focusMain = true; clearOldNotice(); render().then(() => {
+  if (focusMain) document.getElementById('main').focus();
+}); });
+render();
