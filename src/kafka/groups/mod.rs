@@ -59,6 +59,8 @@ pub struct ClientInfo {
 struct Slot {
     group: Group,
     wake: Arc<Notify>,
+    /// True while the group's timer task runs (it stops when the group has no members).
+    timer: bool,
 }
 
 struct Shared {
@@ -99,7 +101,8 @@ fn spawn_timer(shared: Weak<Shared>, id: String, wake: Arc<Notify>) {
                 };
                 slot.group.expire(Instant::now());
                 if slot.group.is_idle() {
-                    groups.remove(&id);
+                    // An empty group stays known (as Empty) until the worker restarts.
+                    slot.timer = false;
                     return;
                 }
                 slot.group.next_deadline()
@@ -276,14 +279,19 @@ impl Groups {
         };
         let outcome = {
             let mut groups = self.shared.groups.lock().expect("groups lock");
-            let slot = groups.entry(group_id.clone()).or_insert_with(|| {
-                let wake = Arc::new(Notify::new());
-                spawn_timer(Arc::downgrade(&self.shared), group_id.clone(), wake.clone());
-                Slot {
-                    group: Group::new(&group_id),
-                    wake,
-                }
+            let slot = groups.entry(group_id.clone()).or_insert_with(|| Slot {
+                group: Group::new(&group_id),
+                wake: Arc::new(Notify::new()),
+                timer: false,
             });
+            if !slot.timer {
+                slot.timer = true;
+                spawn_timer(
+                    Arc::downgrade(&self.shared),
+                    group_id.clone(),
+                    slot.wake.clone(),
+                );
+            }
             let outcome = slot.group.join(join, Instant::now());
             slot.wake.notify_one();
             outcome

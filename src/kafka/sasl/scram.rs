@@ -124,7 +124,7 @@ pub struct ClientFirst {
 }
 
 /// Reads a SCRAM attribute `name=value`.
-fn attribute<'a>(part: Option<&'a str>, name: char) -> Result<&'a str, String> {
+fn attribute(part: Option<&str>, name: char) -> Result<&str, String> {
     part.and_then(|p| p.strip_prefix(name))
         .and_then(|p| p.strip_prefix('='))
         .ok_or_else(|| format!("Invalid SCRAM message: the attribute '{name}' is missing"))
