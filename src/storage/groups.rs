@@ -4,7 +4,7 @@
 
 use rusqlite::{params, Connection};
 
-use super::{queries, StorageError, Store};
+use super::{StorageError, Store};
 
 /// One committed offset of a consumer group.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,15 +21,13 @@ pub struct GroupOffset {
     pub metadata: Option<String>,
 }
 
-/// A sink connector as a consumer group: its name, whether it runs, and its committed offsets.
+/// A sink connector as a consumer group: its name and whether it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SinkGroup {
     /// The connector's name (the group is `connect-<name>`).
     pub connector: String,
     /// True when the connector's last recorded status is RUNNING.
     pub running: bool,
-    /// The number of task configs it has.
-    pub tasks: usize,
 }
 
 fn commit(conn: &Connection, group: &str, offsets: &[GroupOffset]) -> Result<(), StorageError> {
@@ -85,32 +83,21 @@ fn group_ids(conn: &Connection) -> Result<Vec<String>, StorageError> {
 /// Sink connectors: those whose config names `topics` or `topics.regex` (the keys only sinks take).
 fn sink_groups(conn: &Connection) -> Result<Vec<SinkGroup>, StorageError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT c.name, c.config, s.state, COALESCE(n.tasks, 0) FROM connector_configs c
+        "SELECT c.name, COALESCE(s.state = 'RUNNING', 0) FROM connector_configs c
          LEFT JOIN connector_statuses s ON s.connector = c.name
-         LEFT JOIN task_counts n ON n.connector = c.name ORDER BY c.name",
+         WHERE json_extract(c.config, '$.topics') IS NOT NULL
+            OR json_extract(c.config, '$.\"topics.regex\"') IS NOT NULL
+         ORDER BY c.name",
     )?;
-    let rows = stmt
+    let groups = stmt
         .query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<String>>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
+            Ok(SinkGroup {
+                connector: r.get(0)?,
+                running: r.get(1)?,
+            })
         })?
         .collect::<Result<Vec<_>, _>>()?;
-    let mut out = Vec::new();
-    for (connector, config, state, tasks) in rows {
-        let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&config)?;
-        if config.contains_key("topics") || config.contains_key("topics.regex") {
-            out.push(SinkGroup {
-                connector,
-                running: state.as_deref() == Some("RUNNING"),
-                tasks: usize::try_from(tasks).unwrap_or(0),
-            });
-        }
-    }
-    Ok(out)
+    Ok(groups)
 }
 
 impl Store {
@@ -136,15 +123,5 @@ impl Store {
     /// The sink connectors, which Kafka clients see as the groups `connect-<name>`.
     pub async fn sink_groups(&self) -> Result<Vec<SinkGroup>, StorageError> {
         self.reader.call(sink_groups).await
-    }
-
-    /// A sink connector's committed offsets (topic, partition, next offset), read on the reader thread.
-    pub async fn sink_group_offsets(
-        &self,
-        connector: String,
-    ) -> Result<Vec<(String, i32, i64)>, StorageError> {
-        self.reader
-            .call(move |c| queries::sink_offsets(c, &connector))
-            .await
     }
 }

@@ -42,11 +42,17 @@ impl GroupState {
 /// What a completed join hands each member.
 #[derive(Clone, Debug)]
 pub struct JoinResult {
+    /// The error, if the join failed.
     pub error: Option<ResponseError>,
+    /// The generation the join completed (-1 on error).
     pub generation: i32,
+    /// The group's protocol type (`consumer`).
     pub protocol_type: Option<String>,
+    /// The protocol (assignor) chosen.
     pub protocol: Option<String>,
+    /// The leader's member id.
     pub leader: String,
+    /// The member's id (generated for a new member).
     pub member_id: String,
     /// (member id, group instance id, metadata): only for the leader.
     pub members: Vec<(String, Option<String>, Bytes)>,
@@ -58,15 +64,23 @@ pub type SyncResult = Result<Bytes, ResponseError>;
 /// One member of a group.
 #[derive(Debug)]
 pub struct Member {
+    /// The member id.
     pub id: String,
+    /// The group instance id of a static member.
     pub instance_id: Option<String>,
+    /// The client id, as DescribeGroups shows it.
     pub client_id: String,
+    /// The client's address.
     pub client_host: String,
+    /// Silent for longer, the member is removed.
     pub session_timeout: Duration,
+    /// How long a rebalance waits for it to rejoin.
     pub rebalance_timeout: Duration,
     /// The protocols it supports, in its order of preference, with their metadata.
     pub protocols: Vec<(String, Bytes)>,
+    /// Its assignment in the current generation (from the leader's SyncGroup).
     pub assignment: Bytes,
+    /// When it was last heard from.
     pub last_seen: Instant,
     /// Joined in the current rebalance and waiting for it to complete.
     pub join_waiter: Option<oneshot::Sender<JoinResult>>,
@@ -364,16 +378,19 @@ impl Group {
         }
     }
 
+    /// The ids of the members for which `which` holds.
+    fn member_ids(&self, which: impl Fn(&Member) -> bool) -> Vec<String> {
+        self.members
+            .values()
+            .filter(|m| which(m))
+            .map(|m| m.id.clone())
+            .collect()
+    }
+
     /// Ends the join phase: members that did not rejoin are dropped, the generation moves on and every
     /// waiting join gets its answer (the leader with every member's metadata).
     fn complete_join(&mut self) {
-        let gone: Vec<String> = self
-            .members
-            .values()
-            .filter(|m| m.join_waiter.is_none())
-            .map(|m| m.id.clone())
-            .collect();
-        for id in gone {
+        for id in self.member_ids(|m| m.join_waiter.is_none()) {
             self.members.remove(&id);
         }
         self.pending.clear();
@@ -582,24 +599,13 @@ impl Group {
                 self.complete_join();
             } else if self.state == GroupState::CompletingRebalance {
                 // The leader never sent its assignment: those that did not sync are dropped.
-                let unsynced: Vec<String> = self
-                    .members
-                    .values()
-                    .filter(|m| m.sync_waiter.is_none())
-                    .map(|m| m.id.clone())
-                    .collect();
-                for id in unsynced {
+                for id in self.member_ids(|m| m.sync_waiter.is_none()) {
                     self.remove_member(&id);
                 }
                 self.prepare_rebalance(now);
             }
         }
-        let expired: Vec<String> = self
-            .members
-            .values()
-            .filter(|m| m.session_deadline().is_some_and(|d| d <= now))
-            .map(|m| m.id.clone())
-            .collect();
+        let expired = self.member_ids(|m| m.session_deadline().is_some_and(|d| d <= now));
         for id in &expired {
             tracing::info!(group = %self.id, member = %id, "A consumer group member's session timed out; the group rebalances.");
             self.remove_member(id);

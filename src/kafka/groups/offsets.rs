@@ -126,10 +126,8 @@ pub(super) async fn commit(
 async fn committed(groups: &Groups, group: &str) -> Result<Vec<GroupOffset>, ResponseError> {
     let store = &groups.shared.store;
     let result = match sink_connector(group) {
-        Some(name) if groups.is_sink_group(group).await => store
-            .sink_group_offsets(name.to_string())
-            .await
-            .map(|rows| {
+        Some(name) if groups.is_sink_group(group).await => {
+            store.sink_offsets(name.to_string()).await.map(|rows| {
                 rows.into_iter()
                     .map(|(topic, partition, offset)| GroupOffset {
                         topic,
@@ -139,7 +137,8 @@ async fn committed(groups: &Groups, group: &str) -> Result<Vec<GroupOffset>, Res
                         metadata: Some(String::new()),
                     })
                     .collect()
-            }),
+            })
+        }
         _ => store.group_offsets(group.to_string()).await,
     };
     result.map_err(|error| {
@@ -189,6 +188,39 @@ fn select(
     out
 }
 
+/// The topics of an OffsetFetch answer, in the message types of the version (`$topic`, `$partition`).
+macro_rules! answer_topics {
+    ($topic:ident, $partition:ident, $selected:expr) => {
+        $selected
+            .into_iter()
+            .map(|(topic, answers)| {
+                let partitions = answers
+                    .into_iter()
+                    .map(|(p, offset, epoch, metadata)| {
+                        $partition::default()
+                            .with_partition_index(p)
+                            .with_committed_offset(offset)
+                            .with_committed_leader_epoch(epoch)
+                            .with_metadata(Some(str(metadata)))
+                    })
+                    .collect();
+                $topic::default()
+                    .with_name(str(topic).into())
+                    .with_partitions(partitions)
+            })
+            .collect()
+    };
+}
+
+/// One group's answer to OffsetFetch.
+async fn fetch_group(
+    groups: &Groups,
+    group: &str,
+    wanted: Option<Vec<(String, Vec<i32>)>>,
+) -> Result<BTreeMap<String, Vec<Answer>>, ResponseError> {
+    Ok(select(&committed(groups, group).await?, wanted))
+}
+
 pub(super) async fn fetch(
     groups: &Groups,
     request: OffsetFetchRequest,
@@ -201,28 +233,12 @@ pub(super) async fn fetch(
                 .map(|t| (t.name.0.to_string(), t.partition_indexes))
                 .collect()
         });
-        return match committed(groups, &request.group_id.0).await {
-            Ok(rows) => {
-                let topics = select(&rows, wanted)
-                    .into_iter()
-                    .map(|(topic, answers)| {
-                        let partitions = answers
-                            .into_iter()
-                            .map(|(p, offset, epoch, metadata)| {
-                                OffsetFetchResponsePartition::default()
-                                    .with_partition_index(p)
-                                    .with_committed_offset(offset)
-                                    .with_committed_leader_epoch(epoch)
-                                    .with_metadata(Some(str(metadata)))
-                            })
-                            .collect();
-                        OffsetFetchResponseTopic::default()
-                            .with_name(str(topic).into())
-                            .with_partitions(partitions)
-                    })
-                    .collect();
-                OffsetFetchResponse::default().with_topics(topics)
-            }
+        return match fetch_group(groups, &request.group_id.0, wanted).await {
+            Ok(selected) => OffsetFetchResponse::default().with_topics(answer_topics!(
+                OffsetFetchResponseTopic,
+                OffsetFetchResponsePartition,
+                selected
+            )),
             Err(e) => OffsetFetchResponse::default().with_error_code(e.code()),
         };
     }
@@ -235,27 +251,12 @@ pub(super) async fn fetch(
                 .collect()
         });
         let answer = OffsetFetchResponseGroup::default().with_group_id(group.group_id.clone());
-        out.push(match committed(groups, &group.group_id.0).await {
-            Ok(rows) => answer.with_topics(
-                select(&rows, wanted)
-                    .into_iter()
-                    .map(|(topic, answers)| {
-                        let partitions = answers
-                            .into_iter()
-                            .map(|(p, offset, epoch, metadata)| {
-                                OffsetFetchResponsePartitions::default()
-                                    .with_partition_index(p)
-                                    .with_committed_offset(offset)
-                                    .with_committed_leader_epoch(epoch)
-                                    .with_metadata(Some(str(metadata)))
-                            })
-                            .collect();
-                        OffsetFetchResponseTopics::default()
-                            .with_name(str(topic).into())
-                            .with_partitions(partitions)
-                    })
-                    .collect(),
-            ),
+        out.push(match fetch_group(groups, &group.group_id.0, wanted).await {
+            Ok(selected) => answer.with_topics(answer_topics!(
+                OffsetFetchResponseTopics,
+                OffsetFetchResponsePartitions,
+                selected
+            )),
             Err(e) => answer.with_error_code(e.code()),
         });
     }

@@ -17,8 +17,10 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Encodable, Message, StrBytes};
 
 use super::*;
+use crate::config::worker::WorkerConfig;
 use crate::model::{State, TargetState};
-use crate::storage::{StoreOptions, StoredStatus, Synchronous};
+use crate::storage::StoredStatus;
+use crate::test_support::props;
 
 const GROUP: &str = "app";
 
@@ -26,14 +28,11 @@ fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_string())
 }
 
-fn open(dir: &Path) -> Store {
-    Store::open(&StoreOptions {
-        path: dir.join("groups.db"),
-        synchronous: Synchronous::Normal,
-        max_bytes: None,
-        buffer: None,
-    })
-    .unwrap()
+/// The store as the worker opens it, from a worker config naming a file in `dir`.
+async fn open(dir: &Path) -> Store {
+    let file = dir.join("groups.db").display().to_string();
+    let config = WorkerConfig::from_props(props(&[("storage.file", &file)])).unwrap();
+    crate::open_store(&config).await.unwrap()
 }
 
 fn coordinator(store: Store) -> Arc<Groups> {
@@ -214,7 +213,7 @@ async fn listed(groups: &Groups, states: &[&str]) -> Vec<(String, String, String
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_members_join_sync_and_heartbeat() {
     let dir = tempfile::tempdir().unwrap();
-    let groups = coordinator(open(dir.path()));
+    let groups = coordinator(open(dir.path()).await);
     let (a, b) = two_member_group(&groups).await;
     assert_eq!(heartbeat(&groups, &a, 2).await, 0);
     assert_eq!(heartbeat(&groups, &b, 2).await, 0);
@@ -276,7 +275,7 @@ async fn two_members_join_sync_and_heartbeat() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leaving_member_makes_the_group_rebalance() {
     let dir = tempfile::tempdir().unwrap();
-    let groups = coordinator(open(dir.path()));
+    let groups = coordinator(open(dir.path()).await);
     let (a, b) = two_member_group(&groups).await;
     let leave = LeaveGroupRequest::default()
         .with_group_id(s(GROUP).into())
@@ -312,7 +311,7 @@ async fn a_leaving_member_makes_the_group_rebalance() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_member_is_removed_when_its_session_times_out() {
     let dir = tempfile::tempdir().unwrap();
-    let groups = coordinator(open(dir.path()));
+    let groups = coordinator(open(dir.path()).await);
     let session = MIN_SESSION_TIMEOUT_MS;
     let (a, b) = two_member_group_with(&groups, session).await;
     let started = std::time::Instant::now();
@@ -438,7 +437,7 @@ async fn fetched(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn committed_offsets_survive_reopening_the_store() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+    let store = open(dir.path()).await;
     let groups = coordinator(store.clone());
     // A client using assign() commits with generation -1.
     let simple = commit_request("simple", -1, "", &[("t", 0, 5), ("t", 1, 7), ("u", 0, 1)]);
@@ -470,7 +469,7 @@ async fn committed_offsets_survive_reopening_the_store() {
     drop(groups);
     store.close().await;
 
-    let store = open(dir.path());
+    let store = open(dir.path()).await;
     let groups = coordinator(store.clone());
     assert_eq!(
         fetched(&groups, "simple", None).await,
@@ -511,7 +510,7 @@ async fn committed_offsets_survive_reopening_the_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sink_connectors_are_read_only_connect_groups() {
     let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path());
+    let store = open(dir.path()).await;
     let config = BTreeMap::from([
         ("connector.class".to_string(), "FileStreamSink".to_string()),
         ("topics".to_string(), "t".to_string()),
@@ -577,7 +576,7 @@ async fn sink_connectors_are_read_only_connect_groups() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn static_members_and_the_coordinator_lookup() {
     let dir = tempfile::tempdir().unwrap();
-    let groups = coordinator(open(dir.path()));
+    let groups = coordinator(open(dir.path()).await);
     let mut request = join_request("", &["range"]);
     request.group_instance_id = Some(s("host-1"));
     // A static member gets its id at once (no MEMBER_ID_REQUIRED round).
@@ -631,7 +630,7 @@ fn encodes_at<M: Encodable + Message>(message: &M, versions: std::ops::RangeIncl
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_answer_encodes_in_every_version() {
     let dir = tempfile::tempdir().unwrap();
-    let groups = coordinator(open(dir.path()));
+    let groups = coordinator(open(dir.path()).await);
     let (a, b) = two_member_group(&groups).await;
     for version in 0..=9 {
         // A group of its own per version: the join completes at once.

@@ -86,9 +86,13 @@ impl Hash {
 /// What the server keeps of a password for one hash: never the password itself.
 #[derive(Clone, Debug)]
 pub struct Keys {
+    /// The salt sent to clients.
     pub salt: Vec<u8>,
+    /// The PBKDF2 iteration count sent to clients.
     pub iterations: u32,
+    /// H(ClientKey): checks the client's proof.
     pub stored_key: Vec<u8>,
+    /// Signs the server's final message.
     pub server_key: Vec<u8>,
 }
 
