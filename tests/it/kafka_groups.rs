@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
@@ -203,6 +204,49 @@ fn a_consumer_group_shares_partitions_rebalances_and_resumes_after_kill_9() {
     binary.kill();
 }
 
+/// Runs blocking client code off the executor.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f)
+        .await
+        .expect("blocking client code")
+}
+
+/// The state and protocol type of `group` as ListGroups shows it.
+fn listed(observer: &BaseConsumer, group: &str) -> Option<(String, String)> {
+    let list = observer
+        .fetch_group_list(None, DEADLINE)
+        .expect("ListGroups");
+    list.groups()
+        .iter()
+        .find(|g| g.name() == group)
+        .map(|g| (g.state().to_string(), g.protocol_type().to_string()))
+}
+
+/// The lag of the observer's group on each partition of `topic`: end offset minus committed offset.
+fn lag(observer: &BaseConsumer, topic: &str, partitions: i32) -> BTreeMap<i32, i64> {
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..partitions {
+        tpl.add_partition(topic, p);
+    }
+    let committed = observer
+        .committed_offsets(tpl, DEADLINE)
+        .expect("OffsetFetch");
+    committed
+        .elements()
+        .iter()
+        .map(|e| {
+            let (_, high) = observer
+                .fetch_watermarks(topic, e.partition(), DEADLINE)
+                .expect("ListOffsets");
+            let at = match e.offset() {
+                Offset::Offset(o) => o,
+                _ => 0,
+            };
+            (e.partition(), high - at)
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_connector_is_the_group_connect_name_with_its_offsets_and_lag() {
     let dir = common::tempdir();
@@ -210,9 +254,7 @@ async fn a_sink_connector_is_the_group_connect_name_with_its_offsets_and_lag() {
     let api = rest(&binary);
     common::healthy(&api).await;
     let b = bootstrap.clone();
-    tokio::task::spawn_blocking(move || produce(&b, &[], "events", &values(0..8)))
-        .await
-        .unwrap();
+    blocking(move || produce(&b, &[], "events", &values(0..8))).await;
     let out = dir.path().join("out.txt");
     let sink = json!({"name": "archive", "config": {"connector.class": "FileStreamSink", "tasks.max": "1",
         "file": out.display().to_string(), "topics": "events"}});
@@ -223,66 +265,31 @@ async fn a_sink_connector_is_the_group_connect_name_with_its_offsets_and_lag() {
     .await;
 
     let b = bootstrap.clone();
-    let observer = tokio::task::spawn_blocking(move || {
-        client(
-            &b,
-            &[
+    let observer = Arc::new(
+        blocking(move || {
+            let settings = [
                 ("group.id", "connect-archive"),
                 ("enable.auto.commit", "false"),
-            ],
-        )
-        .create::<BaseConsumer>()
-        .expect("consumer")
-    })
-    .await
-    .unwrap();
-    let observer = std::sync::Arc::new(observer);
-    // The group is listed as a running consumer group.
-    let o = observer.clone();
-    wait_until("connect-archive is listed as Stable", || {
-        let o = o.clone();
-        async move {
-            tokio::task::spawn_blocking(move || {
-                let list = o.fetch_group_list(None, DEADLINE).expect("ListGroups");
-                list.groups().iter().any(|g| {
-                    g.name() == "connect-archive"
-                        && g.state() == "Stable"
-                        && g.protocol_type() == "consumer"
-                })
-            })
-            .await
-            .unwrap()
-        }
-    })
-    .await;
-    // Its committed offsets: every partition read to the end (lag 0).
-    let lag = |o: std::sync::Arc<BaseConsumer>| {
-        tokio::task::spawn_blocking(move || {
-            let mut tpl = TopicPartitionList::new();
-            for p in 0..4 {
-                tpl.add_partition("events", p);
-            }
-            let committed = o.committed_offsets(tpl, DEADLINE).expect("OffsetFetch");
-            committed
-                .elements()
-                .iter()
-                .map(|e| {
-                    let (_, high) = o
-                        .fetch_watermarks("events", e.partition(), DEADLINE)
-                        .expect("ListOffsets");
-                    let at = match e.offset() {
-                        Offset::Offset(o) => o,
-                        _ => 0,
-                    };
-                    (e.partition(), high - at)
-                })
-                .collect::<BTreeMap<i32, i64>>()
+            ];
+            client(&b, &settings)
+                .create::<BaseConsumer>()
+                .expect("consumer")
         })
-    };
-    let o = observer.clone();
-    wait_until("the sink's committed offsets reach the end", || {
-        let o = o.clone();
-        async move { lag(o).await.unwrap().values().all(|l| *l == 0) }
+        .await,
+    );
+    let running = Some(("Stable".to_string(), "consumer".to_string()));
+    wait_until(
+        "connect-archive is listed as a Stable consumer group",
+        || {
+            let o = observer.clone();
+            let running = running.clone();
+            async move { blocking(move || listed(&o, "connect-archive") == running).await }
+        },
+    )
+    .await;
+    wait_until("the sink's committed offsets reach the end (lag 0)", || {
+        let o = observer.clone();
+        async move { blocking(move || lag(&o, "events", 4).values().all(|l| *l == 0)).await }
     })
     .await;
 
@@ -290,42 +297,33 @@ async fn a_sink_connector_is_the_group_connect_name_with_its_offsets_and_lag() {
     let (status, _) = api
         .put_empty("/connectors/archive/pause")
         .await
-        .unwrap_or((0, json!(null)));
+        .expect("pause");
     assert_eq!(status, 202);
-    wait_until("the sink is paused", || async {
-        api.get("/connectors/archive/status")
-            .await
-            .map(|(_, s)| s["connector"]["state"] == "PAUSED")
-            .unwrap_or(false)
+    let o = observer.clone();
+    wait_until("the paused sink's group is Empty", || {
+        let o = o.clone();
+        async move {
+            blocking(move || listed(&o, "connect-archive"))
+                .await
+                .is_some_and(|(s, _)| s == "Empty")
+        }
     })
     .await;
     let b = bootstrap.clone();
-    tokio::task::spawn_blocking(move || produce(&b, &[], "events", &values(8..12)))
-        .await
-        .unwrap();
-    let total: i64 = lag(observer.clone()).await.unwrap().values().sum();
-    assert_eq!(total, 4, "four records wait for the paused sink");
+    blocking(move || produce(&b, &[], "events", &values(8..12))).await;
     let o = observer.clone();
-    let state = tokio::task::spawn_blocking(move || {
-        let list = o
-            .fetch_group_list(Some("connect-archive"), DEADLINE)
-            .expect("DescribeGroups");
-        list.groups()[0].state().to_string()
-    })
-    .await
-    .unwrap();
-    assert_eq!(state, "Empty");
+    let total: i64 = blocking(move || lag(&o, "events", 4)).await.values().sum();
+    assert_eq!(total, 4, "four records wait for the paused sink");
 
     // The group is read-only for clients.
     let o = observer.clone();
-    let refused = tokio::task::spawn_blocking(move || {
+    let refused = blocking(move || {
         let mut tpl = TopicPartitionList::new();
         tpl.add_partition_offset("events", 0, Offset::Offset(0))
             .unwrap();
         o.commit(&tpl, CommitMode::Sync)
     })
-    .await
-    .unwrap();
+    .await;
     let error = refused.expect_err("a commit to connect-archive is refused");
     assert!(error.to_string().contains("uthoriz"), "{error}");
     drop(observer);
