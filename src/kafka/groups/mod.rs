@@ -163,7 +163,17 @@ impl Groups {
         request: FindCoordinatorRequest,
         version: i16,
     ) -> FindCoordinatorResponse {
-        let node = &self.shared.node;
+        self.find_coordinator_at(request, version, &self.shared.node)
+    }
+
+    /// FindCoordinator answered with `node`: the address of the listener the request came in on, so that
+    /// a client of a second listener (SASL, SSL) stays on it.
+    pub fn find_coordinator_at(
+        &self,
+        request: FindCoordinatorRequest,
+        version: i16,
+        node: &Node,
+    ) -> FindCoordinatorResponse {
         let response = FindCoordinatorResponse::default();
         if version < 4 {
             return response

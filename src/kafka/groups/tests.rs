@@ -612,6 +612,15 @@ async fn static_members_and_the_coordinator_lookup() {
     let keys: Vec<_> = new.coordinators.iter().map(|c| c.key.to_string()).collect();
     assert_eq!(keys, vec!["a", "b"]);
     assert_eq!(new.coordinators[1].port, 9092);
+    // A second listener answers with its own address.
+    let sasl = Node {
+        id: 1,
+        host: "edge".into(),
+        port: 9093,
+    };
+    let request = FindCoordinatorRequest::default().with_key(s(GROUP));
+    let at = groups.find_coordinator_at(request, 3, &sasl);
+    assert_eq!((at.host.as_str(), at.port), ("edge", 9093));
 }
 
 fn encodes<M: Encodable + Message>(message: &M) {
