@@ -180,8 +180,14 @@ impl Group {
         self.members.is_empty() && self.pending.is_empty()
     }
 
+    /// `<client.id>-<uuid>`, as Kafka names members (`consumer-<uuid>` without a client id).
     fn new_member_id(client_id: &str) -> String {
-        format!("{client_id}-{}", uuid::Uuid::new_v4())
+        let prefix = if client_id.is_empty() {
+            "consumer"
+        } else {
+            client_id
+        };
+        format!("{prefix}-{}", uuid::Uuid::new_v4())
     }
 
     fn supports(&self, request: &JoinRequest) -> bool {

@@ -271,11 +271,7 @@ impl Groups {
         let join = JoinRequest {
             member_id: request.member_id.to_string(),
             instance_id: request.group_instance_id.as_ref().map(|s| s.to_string()),
-            client_id: if client.client_id.is_empty() {
-                "consumer".into()
-            } else {
-                client.client_id
-            },
+            client_id: client.client_id,
             client_host: client.client_host,
             session_timeout: session,
             rebalance_timeout: rebalance,

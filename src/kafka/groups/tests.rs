@@ -612,6 +612,25 @@ async fn static_members_and_the_coordinator_lookup() {
     let keys: Vec<_> = new.coordinators.iter().map(|c| c.key.to_string()).collect();
     assert_eq!(keys, vec!["a", "b"]);
     assert_eq!(new.coordinators[1].port, 9092);
+    // The client's id and address, when the listener passes them, name the member and describe it.
+    let mut request = join_request("", &["range"]);
+    request.group_id = s("described").into();
+    let client = ClientInfo {
+        client_id: "billing-app".into(),
+        client_host: "/127.0.0.1".into(),
+    };
+    let joined = groups.join_group_from(request, 3, client).await;
+    assert!(
+        joined.member_id.starts_with("billing-app-"),
+        "{:?}",
+        joined.member_id
+    );
+    let d = describe(&groups, "described", 5).await;
+    let member = &d.members[0];
+    assert_eq!(
+        (member.client_id.as_str(), member.client_host.as_str()),
+        ("billing-app", "/127.0.0.1")
+    );
     // A second listener answers with its own address.
     let sasl = Node {
         id: 1,
