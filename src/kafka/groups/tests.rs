@@ -349,6 +349,30 @@ async fn a_silent_member_is_removed_when_its_session_times_out() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_never_syncs_is_dropped_after_the_rebalance_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let groups = coordinator(open(dir.path()).await);
+    let request = join_request("", &["range"]).with_rebalance_timeout_ms(500);
+    let joined = groups.join_group(request, 3).await;
+    assert_eq!((joined.error_code, joined.generation_id), (0, 1));
+    assert_eq!(
+        describe(&groups, GROUP, 5).await.group_state.as_str(),
+        "CompletingRebalance"
+    );
+    let id = joined.member_id.to_string();
+    // Its heartbeats do not save it: the assignment never came.
+    wait_long(|| async {
+        let code = heartbeat(&groups, &id, 1).await;
+        code == ResponseError::UnknownMemberId.code()
+    })
+    .await;
+    assert_eq!(
+        describe(&groups, GROUP, 5).await.group_state.as_str(),
+        "Empty"
+    );
+}
+
 /// Polls `check` every 50 ms for up to a minute.
 async fn wait_long<F, Fut>(mut check: F)
 where
