@@ -11,6 +11,7 @@ mod http_sink;
 mod http_source;
 mod jdbc;
 mod kafka;
+mod kafka_listener;
 mod kafka_security;
 mod kip980;
 mod lifecycle;
