@@ -143,6 +143,27 @@ pub fn decode_frame(frame: Bytes) -> Result<Frame, String> {
     })
 }
 
+/// Decodes a frame as [`decode_frame`] does and, for a Produce request, every partition's record batches
+/// as the listener would (the fuzz target's entry). Returns how many records decoded.
+///
+/// # Errors
+/// The frame or a record batch does not decode.
+pub fn decode_frame_and_records(frame: &[u8]) -> Result<usize, String> {
+    let decoded = decode_frame(Bytes::copy_from_slice(frame))?;
+    let Request::Produce(produce) = decoded.request else {
+        return Ok(0);
+    };
+    let mut count = 0;
+    for topic in produce.topic_data {
+        for mut records in topic.partition_data.into_iter().filter_map(|p| p.records) {
+            let sets = kafka_protocol::records::RecordBatchDecoder::decode_all(&mut records)
+                .map_err(|e| e.to_string())?;
+            count += sets.iter().map(|s| s.records.len()).sum::<usize>();
+        }
+    }
+    Ok(count)
+}
+
 /// Encodes a response with its header, prefixed with the frame length.
 ///
 /// # Errors
@@ -329,16 +350,7 @@ mod tests {
                 }
                 _ => bytes.extend((0..rng.next() % 16).map(|_| rng.next() as u8)),
             }
-            if let Ok(Frame {
-                request: Request::Produce(p),
-                ..
-            }) = decode_frame(Bytes::from(bytes))
-            {
-                for t in p.topic_data {
-                    for mut r in t.partition_data.into_iter().filter_map(|p| p.records) {
-                        let _ = RecordBatchDecoder::decode_all(&mut r);
-                    }
-                }
+            if decode_frame_and_records(&bytes).is_ok_and(|n| n > 0) {
                 decoded += 1;
             }
         }
