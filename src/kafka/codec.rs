@@ -248,8 +248,7 @@ pub mod samples {
 mod tests {
     use super::*;
     use kafka_protocol::records::{
-        Compression, Record, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
-        TimestampType,
+        Compression, RecordBatchDecoder, RecordBatchEncoder, RecordEncodeOptions,
     };
 
     /// A small deterministic generator (xorshift), so the test needs no crate and repeats exactly.
@@ -265,27 +264,23 @@ mod tests {
     }
 
     fn batch(compression: Compression) -> Bytes {
-        let record = Record {
-            transactional: false,
-            control: false,
-            delete_horizon: false,
-            partition_leader_epoch: 0,
-            producer_id: -1,
-            producer_epoch: -1,
-            timestamp_type: TimestampType::Creation,
-            offset: 0,
-            sequence: 0,
-            timestamp: 1_000,
-            key: Some(Bytes::from_static(b"k")),
-            value: Some(Bytes::from_static(b"hello hello hello")),
-            headers: Default::default(),
+        let record = |offset| {
+            crate::kafka::fetch::to_record(crate::storage::LogRecord {
+                topic: "t".into(),
+                partition: 0,
+                offset,
+                timestamp: Some(1_000),
+                key: Some(b"k".to_vec()),
+                value: Some(b"hello hello hello".to_vec()),
+                headers: Vec::new(),
+            })
         };
         let mut buf = BytesMut::new();
         let options = RecordEncodeOptions {
             version: 2,
             compression,
         };
-        RecordBatchEncoder::encode(&mut buf, [record.clone(), record].iter(), &options).unwrap();
+        RecordBatchEncoder::encode(&mut buf, [record(0), record(1)].iter(), &options).unwrap();
         buf.freeze()
     }
 
