@@ -320,3 +320,52 @@ fn answer(request: &ProduceRequest, parts: &[Part]) -> ProduceResponse {
         .collect();
     ProduceResponse::default().with_responses(responses)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(producer: Option<(i64, i16, i32, i32)>) -> Part {
+        Part {
+            topic: 0,
+            partition: 0,
+            records: vec![ProducedRecord::default()],
+            producer,
+            error: 0,
+            base_offset: -1,
+        }
+    }
+
+    #[test]
+    fn retries_are_answered_from_memory_and_gaps_are_out_of_order() {
+        let acked: VecDeque<Acked> = [(0, 4, 100), (5, 9, 105)]
+            .into_iter()
+            .map(|(first_seq, last_seq, base_offset)| Acked {
+                epoch: 0,
+                first_seq,
+                last_seq,
+                base_offset,
+            })
+            .collect();
+        let mut retry = part(Some((7, 0, 0, 4)));
+        check_sequence(Some(&acked), &mut retry);
+        assert_eq!((retry.error, retry.base_offset), (0, 100));
+        assert!(retry.records.is_empty(), "a retry stores nothing");
+        let mut next = part(Some((7, 0, 10, 12)));
+        check_sequence(Some(&acked), &mut next);
+        assert_eq!(next.error, 0);
+        assert_eq!(next.records.len(), 1, "the next batch is stored");
+        let mut gap = part(Some((7, 0, 12, 14)));
+        check_sequence(Some(&acked), &mut gap);
+        assert_eq!(gap.error, ResponseError::OutOfOrderSequenceNumber.code());
+        let mut new_epoch = part(Some((7, 1, 0, 3)));
+        check_sequence(Some(&acked), &mut new_epoch);
+        assert_eq!(new_epoch.error, 0, "a new epoch starts over");
+        let mut unknown = part(Some((8, 0, 40, 41)));
+        check_sequence(None, &mut unknown);
+        assert_eq!(
+            unknown.error, 0,
+            "a producer not seen since start-up is accepted"
+        );
+    }
+}

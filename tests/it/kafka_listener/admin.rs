@@ -166,3 +166,42 @@ fn a_taken_port_and_a_remote_plaintext_listener_stop_the_worker_with_exit_2() {
     );
     drop(taken);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_api_versions_version_gets_unsupported_version_with_the_list() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempdir();
+    let w = KafkaWorker::start(dir.path(), &[], 0).await;
+    let mut frame = liteconnect::kafka::codec::samples::api_versions(3).to_vec();
+    frame[2..4].copy_from_slice(&99i16.to_be_bytes());
+    let mut sock = tokio::net::TcpStream::connect(&w.bootstrap).await.unwrap();
+    sock.write_all(&(frame.len() as i32).to_be_bytes())
+        .await
+        .unwrap();
+    sock.write_all(&frame).await.unwrap();
+    let len = sock.read_i32().await.unwrap();
+    let mut body = vec![0u8; len as usize];
+    sock.read_exact(&mut body).await.unwrap();
+    // A v0 header (the correlation id alone), then a v0 body: error code, then the keys.
+    assert_eq!(i32::from_be_bytes(body[0..4].try_into().unwrap()), 7);
+    assert_eq!(i16::from_be_bytes(body[4..6].try_into().unwrap()), 35);
+    let keys = i32::from_be_bytes(body[6..10].try_into().unwrap());
+    let first: Vec<i16> = (0..3)
+        .map(|i| i16::from_be_bytes(body[10 + 2 * i..12 + 2 * i].try_into().unwrap()))
+        .collect();
+    assert_eq!(keys, 21);
+    assert_eq!(first, vec![0, 0, 12], "Produce advertised from v0");
+    // A malformed frame closes that connection and the listener serves the next one.
+    sock.write_all(&[0, 0, 0, 3, 1, 2, 3]).await.unwrap();
+    let mut rest = Vec::new();
+    let _ = sock.read_to_end(&mut rest).await;
+    assert!(rest.is_empty());
+    let b = w.bootstrap.clone();
+    let got = blocking(move || {
+        produce_all(&producer(&b, &[]), "after", &numbered("after", 3));
+        consume(&b, &[], "after", 1, 3)
+    })
+    .await;
+    assert_eq!(got.len(), 3);
+    w.stop().await;
+}
