@@ -278,3 +278,29 @@ async fn a_kafka_client_feeds_a_file_sink_and_reads_a_file_source() {
     assert_eq!(got.last().map(|g| g.1), Some(29), "the log's offsets");
     w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_fetch_is_answered_when_a_record_is_appended() {
+    let dir = tempdir();
+    let w = KafkaWorker::start(dir.path(), &[], 0).await;
+    let b = w.bootstrap.clone();
+    blocking(move || produce_all(&producer(&b, &[]), "poll", &numbered("before", 1))).await;
+    let b = w.bootstrap.clone();
+    // Fetches wait up to 20 s for a record; the one produced below must end the wait long before.
+    let reader = tokio::task::spawn_blocking(move || {
+        let settings = [("fetch.wait.max.ms", "20000")];
+        let started = std::time::Instant::now();
+        let got = consume(&b, &settings, "poll", 1, 2);
+        (got, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let b = w.bootstrap.clone();
+    blocking(move || produce_all(&producer(&b, &[]), "poll", &numbered("after", 1))).await;
+    let (got, took) = reader.await.unwrap();
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(
+        took < Duration::from_secs(12),
+        "woken by the append, not by max_wait_ms: {took:?}"
+    );
+    w.stop().await;
+}
