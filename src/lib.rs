@@ -268,7 +268,7 @@ pub async fn run(
 /// fails (the worker then stops without having changed any stored connector for that file).
 pub async fn serve(
     worker: Prepared,
-    listeners: Listeners,
+    mut listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
     let bound = listeners
@@ -284,14 +284,14 @@ pub async fn serve(
     worker.store.metrics().attach_statuses(&statuses);
     let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
     let (stop, stop_rx) = watch::channel(false);
-    let mut servers = worker
-        .kafka
-        .start(&worker.config, &herder, listeners.kafka, &stop_rx);
-    let rest = Listeners {
-        kafka: Vec::new(),
-        ..listeners
-    };
-    servers.extend(start_servers(&worker, &herder, rest, &stop_rx));
+    let kafka_sockets = std::mem::take(&mut listeners.kafka);
+    // The REST listeners log their addresses first, the Kafka listeners after them.
+    let mut servers = start_servers(&worker, &herder, listeners, &stop_rx);
+    servers.extend(
+        worker
+            .kafka
+            .start(&worker.config, &herder, kafka_sockets, &stop_rx),
+    );
     let mut running = Running {
         servers,
         retention: None,

@@ -66,16 +66,17 @@ impl Listener {
 
     /// The address to bind.
     pub fn bind_address(&self) -> String {
-        let host = if self.host.is_empty() {
-            "0.0.0.0"
-        } else {
-            &self.host
-        };
-        if host.contains(':') {
-            format!("[{host}]:{}", self.port)
-        } else {
-            format!("{host}:{}", self.port)
-        }
+        bind_address(&self.host, self.port)
+    }
+}
+
+/// The address to bind for `host` (empty: every interface) and `port`, IPv6 hosts bracketed.
+pub fn bind_address(host: &str, port: u16) -> String {
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
     }
 }
 

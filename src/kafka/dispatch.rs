@@ -137,8 +137,7 @@ impl Broker {
             Request::CreateTopics(r) => super::admin::create_topics(self, &frame, r).await,
             Request::DeleteTopics(r) => super::admin::delete_topics(self, &frame, r).await,
             Request::DescribeConfigs(r) => super::admin::describe_configs(self, &frame, r).await,
-            Request::SaslHandshake(r) => self.sasl_handshake(conn, &frame, r.clone()),
-            Request::SaslAuthenticate(r) => self.sasl_authenticate(conn, &frame, r.clone()),
+            Request::SaslHandshake(_) | Request::SaslAuthenticate(_) => sasl(conn, &frame),
             _ => self.group_request(&frame, v).await,
         }
     }
@@ -159,32 +158,28 @@ impl Broker {
             _ => Reply::Close(format!("API key {} is not answered", frame.api_key)),
         }
     }
+}
 
-    fn sasl_handshake(
-        &self,
-        conn: &mut Connection,
-        frame: &Frame,
-        request: kafka_protocol::messages::SaslHandshakeRequest,
-    ) -> Reply {
-        let Some(session) = conn.sasl.as_mut() else {
-            return Reply::Close("SaslHandshake on a listener without SASL".into());
-        };
-        let (response, outcome) = session.handshake(request, frame.version);
-        after_sasl(conn, respond(frame, &response), outcome)
-    }
-
-    fn sasl_authenticate(
-        &self,
-        conn: &mut Connection,
-        frame: &Frame,
-        request: kafka_protocol::messages::SaslAuthenticateRequest,
-    ) -> Reply {
-        let Some(session) = conn.sasl.as_mut() else {
-            return Reply::Close("SaslAuthenticate on a listener without SASL".into());
-        };
-        let (response, outcome) = session.authenticate(request, frame.version);
-        after_sasl(conn, respond(frame, &response), outcome)
-    }
+/// SaslHandshake and SaslAuthenticate, handed to the connection's SASL session.
+fn sasl(conn: &mut Connection, frame: &Frame) -> Reply {
+    let Some(session) = conn.sasl.as_mut() else {
+        return Reply::Close(format!(
+            "API key {} on a listener without SASL",
+            frame.api_key
+        ));
+    };
+    let (reply, outcome) = match &frame.request {
+        Request::SaslHandshake(r) => {
+            let (response, outcome) = session.handshake(r.clone(), frame.version);
+            (respond(frame, &response), outcome)
+        }
+        Request::SaslAuthenticate(r) => {
+            let (response, outcome) = session.authenticate(r.clone(), frame.version);
+            (respond(frame, &response), outcome)
+        }
+        _ => return Reply::Close(format!("API key {} is not a SASL key", frame.api_key)),
+    };
+    after_sasl(conn, reply, outcome)
 }
 
 fn after_sasl(conn: &mut Connection, reply: Reply, outcome: Outcome) -> Reply {

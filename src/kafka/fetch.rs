@@ -33,7 +33,8 @@ fn record_size(r: &LogRecord) -> usize {
             .sum::<usize>()
 }
 
-fn to_record(r: LogRecord) -> Record {
+/// A record of the log as the protocol crate encodes it.
+pub(crate) fn to_record(r: LogRecord) -> Record {
     Record {
         transactional: false,
         control: false,

@@ -161,8 +161,8 @@ pub(super) fn describe_cluster(broker: &Broker, conn: &Connection, frame: &Frame
     respond(frame, &response)
 }
 
-/// The first offset whose record has a timestamp at or after `ts`, scanning from the log start; the end
-/// offset when there is none.
+/// The first offset whose record has a timestamp at or after `ts`, scanning from the log start; -1 when
+/// there is none (as Kafka answers).
 async fn offset_for_timestamp(
     broker: &Broker,
     tp: &TopicPartition,
@@ -186,7 +186,7 @@ async fn offset_for_timestamp(
         }
         from = last.offset + 1;
     }
-    Ok((end, -1))
+    Ok((-1, -1))
 }
 
 async fn list_one(

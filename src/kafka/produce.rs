@@ -184,83 +184,93 @@ fn check_sequence(acked: Option<&VecDeque<Acked>>, part: &mut Part) {
     }
 }
 
+/// Remembers the batches of idempotent parts that were stored.
+fn remember(
+    acked: &mut HashMap<(i64, String, i32), VecDeque<Acked>>,
+    request: &ProduceRequest,
+    part: &Part,
+) {
+    let Some((pid, epoch, first_seq, last_seq)) = part.producer else {
+        return;
+    };
+    let name = request.topic_data[part.topic].name.to_string();
+    let entry = acked.entry((pid, name, part.partition)).or_default();
+    entry.push_back(Acked {
+        epoch,
+        first_seq,
+        last_seq,
+        base_offset: part.base_offset,
+    });
+    if entry.len() > REMEMBERED_BATCHES {
+        entry.pop_front();
+    }
+}
+
+/// Appends the records of every part that has some, in one transaction, and sets each part's first
+/// offset (or its error).
+async fn append_parts(
+    broker: &Broker,
+    request: &ProduceRequest,
+    parts: &mut [Part],
+    acked: &mut HashMap<(i64, String, i32), VecDeque<Acked>>,
+) {
+    // How many records each part stores (none for a failed part or a retried batch).
+    let counts: Vec<usize> = parts
+        .iter()
+        .map(|p| if p.error == 0 { p.records.len() } else { 0 })
+        .collect();
+    let records: Vec<ProducedRecord> = parts
+        .iter_mut()
+        .flat_map(|p| std::mem::take(&mut p.records))
+        .collect();
+    if records.is_empty() {
+        return;
+    }
+    let batch = AppendBatch {
+        records,
+        ..AppendBatch::default()
+    };
+    match broker.store.append(batch).await {
+        Ok(assigned) => {
+            let mut offsets = assigned.into_iter();
+            for (part, n) in parts.iter_mut().zip(&counts).filter(|(_, n)| **n > 0) {
+                part.base_offset = offsets.next().map_or(-1, |(_, _, o)| o);
+                offsets.by_ref().take(n - 1).for_each(drop);
+                remember(acked, request, part);
+            }
+            broker.signal.notify();
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "Records produced by a Kafka client could not be stored.");
+            let code = storage_error(&e);
+            for (part, _) in parts.iter_mut().zip(&counts).filter(|(_, n)| **n > 0) {
+                part.error = code;
+            }
+        }
+    }
+}
+
 /// Produce: every partition's batches appended in one transaction.
 pub(super) async fn produce(broker: &Broker, frame: &Frame, request: ProduceRequest) -> Reply {
-    if ![0, 1, -1].contains(&request.acks) {
-        let parts = Vec::new();
-        return respond(frame, &answer(&request, &parts));
-    }
     let mut parts = Vec::new();
-    for (t, topic) in request.topic_data.iter().enumerate() {
-        for p in &topic.partition_data {
-            parts.push(
-                decode_part(broker, t, topic.name.as_str(), p.index, p.records.clone()).await,
-            );
-        }
-    }
-    let mut acked = broker.producers.acked.lock().await;
-    for part in parts.iter_mut().filter(|p| p.error == 0) {
-        let key = |pid: i64| {
-            (
-                pid,
-                request.topic_data[part.topic].name.to_string(),
-                part.partition,
-            )
-        };
-        let seen = part.producer.and_then(|(pid, ..)| acked.get(&key(pid)));
-        check_sequence(seen, part);
-    }
-    let records: Vec<ProducedRecord> = parts
-        .iter()
-        .filter(|p| p.error == 0)
-        .flat_map(|p| p.records.iter().cloned())
-        .collect();
-    if !records.is_empty() {
-        let appended = broker
-            .store
-            .append(AppendBatch {
-                records,
-                ..AppendBatch::default()
-            })
-            .await;
-        match appended {
-            Ok(assigned) => {
-                let mut offsets = assigned.into_iter();
-                for part in parts
-                    .iter_mut()
-                    .filter(|p| p.error == 0 && !p.records.is_empty())
-                {
-                    part.base_offset = offsets.next().map_or(-1, |(_, _, o)| o);
-                    offsets.by_ref().take(part.records.len() - 1).for_each(drop);
-                    if let Some((pid, epoch, first_seq, last_seq)) = part.producer {
-                        let name = request.topic_data[part.topic].name.to_string();
-                        let entry = acked.entry((pid, name, part.partition)).or_default();
-                        entry.push_back(Acked {
-                            epoch,
-                            first_seq,
-                            last_seq,
-                            base_offset: part.base_offset,
-                        });
-                        if entry.len() > REMEMBERED_BATCHES {
-                            entry.pop_front();
-                        }
-                    }
-                }
-                broker.signal.notify();
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "Records produced by a Kafka client could not be stored.");
-                let code = storage_error(&e);
-                for part in parts
-                    .iter_mut()
-                    .filter(|p| p.error == 0 && !p.records.is_empty())
-                {
-                    part.error = code;
-                }
+    if [0, 1, -1].contains(&request.acks) {
+        for (t, topic) in request.topic_data.iter().enumerate() {
+            for p in &topic.partition_data {
+                let name = topic.name.as_str();
+                parts.push(decode_part(broker, t, name, p.index, p.records.clone()).await);
             }
         }
+        // Held across the append, so a retry on another connection waits for the original's outcome.
+        let mut acked = broker.producers.acked.lock().await;
+        for part in parts.iter_mut().filter(|p| p.error == 0) {
+            let name = request.topic_data[part.topic].name.to_string();
+            let seen = part
+                .producer
+                .and_then(|(pid, ..)| acked.get(&(pid, name, part.partition)));
+            check_sequence(seen, part);
+        }
+        append_parts(broker, &request, &mut parts, &mut acked).await;
     }
-    drop(acked);
     if request.acks == 0 {
         return Reply::Nothing;
     }
@@ -309,4 +319,53 @@ fn answer(request: &ProduceRequest, parts: &[Part]) -> ProduceResponse {
         })
         .collect();
     ProduceResponse::default().with_responses(responses)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(producer: Option<(i64, i16, i32, i32)>) -> Part {
+        Part {
+            topic: 0,
+            partition: 0,
+            records: vec![ProducedRecord::default()],
+            producer,
+            error: 0,
+            base_offset: -1,
+        }
+    }
+
+    #[test]
+    fn retries_are_answered_from_memory_and_gaps_are_out_of_order() {
+        let acked: VecDeque<Acked> = [(0, 4, 100), (5, 9, 105)]
+            .into_iter()
+            .map(|(first_seq, last_seq, base_offset)| Acked {
+                epoch: 0,
+                first_seq,
+                last_seq,
+                base_offset,
+            })
+            .collect();
+        let mut retry = part(Some((7, 0, 0, 4)));
+        check_sequence(Some(&acked), &mut retry);
+        assert_eq!((retry.error, retry.base_offset), (0, 100));
+        assert!(retry.records.is_empty(), "a retry stores nothing");
+        let mut next = part(Some((7, 0, 10, 12)));
+        check_sequence(Some(&acked), &mut next);
+        assert_eq!(next.error, 0);
+        assert_eq!(next.records.len(), 1, "the next batch is stored");
+        let mut gap = part(Some((7, 0, 12, 14)));
+        check_sequence(Some(&acked), &mut gap);
+        assert_eq!(gap.error, ResponseError::OutOfOrderSequenceNumber.code());
+        let mut new_epoch = part(Some((7, 1, 0, 3)));
+        check_sequence(Some(&acked), &mut new_epoch);
+        assert_eq!(new_epoch.error, 0, "a new epoch starts over");
+        let mut unknown = part(Some((8, 0, 40, 41)));
+        check_sequence(None, &mut unknown);
+        assert_eq!(
+            unknown.error, 0,
+            "a producer not seen since start-up is accepted"
+        );
+    }
 }

@@ -12,6 +12,7 @@ mod http_source;
 mod jdbc;
 mod kafka;
 mod kafka_groups;
+mod kafka_listener;
 mod kafka_security;
 mod kip980;
 mod lifecycle;

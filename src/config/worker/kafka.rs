@@ -118,16 +118,7 @@ impl KafkaListener {
 
     /// The address to bind.
     pub fn bind_address(&self) -> String {
-        let host = if self.host.is_empty() {
-            "0.0.0.0"
-        } else {
-            &self.host
-        };
-        if host.contains(':') {
-            format!("[{host}]:{}", self.port)
-        } else {
-            format!("{host}:{}", self.port)
-        }
+        super::bind_address(&self.host, self.port)
     }
 
     /// Whether the listener only accepts connections from this machine.
