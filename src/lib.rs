@@ -109,6 +109,8 @@ pub struct Listeners {
     pub rest: Vec<TcpListener>,
     /// One per `admin.listeners` entry.
     pub admin: Vec<TcpListener>,
+    /// One per `kafka.listeners` entry.
+    pub kafka: Vec<TcpListener>,
 }
 
 impl From<TcpListener> for Listeners {
@@ -117,6 +119,7 @@ impl From<TcpListener> for Listeners {
         Listeners {
             rest: vec![listener],
             admin: Vec::new(),
+            kafka: Vec::new(),
         }
     }
 }
@@ -135,7 +138,17 @@ impl Listeners {
         for l in config.admin_listeners.iter().flatten() {
             admin.push(bind_one(l).await?);
         }
-        Ok(Listeners { rest, admin })
+        let mut kafka = Vec::new();
+        for l in &config.kafka.listeners {
+            let address = l.bind_address();
+            kafka.push(TcpListener::bind(&address).await.map_err(|e| {
+                RunError::Config(format!(
+                    "Could not bind the Kafka listener {address} ({}): {e}",
+                    config::worker::kafka::KAFKA_LISTENERS
+                ))
+            })?);
+        }
+        Ok(Listeners { rest, admin, kafka })
     }
 }
 
@@ -179,6 +192,8 @@ pub struct Prepared {
     rest_tls: Vec<Option<TlsAcceptor>>,
     /// The TLS acceptor of each `admin.listeners` entry, in order.
     admin_tls: Vec<Option<TlsAcceptor>>,
+    /// The TLS acceptor of each `kafka.listeners` entry, and the SASL users.
+    kafka: kafka::KafkaPrepared,
     store: Store,
     startup: Vec<StartupConnector>,
 }
@@ -217,6 +232,7 @@ pub async fn prepare(
     };
     let rest_tls = acceptors(&config.listeners, false)?;
     let admin_tls = acceptors(config.admin_listeners.as_deref().unwrap_or_default(), true)?;
+    let kafka = kafka::KafkaPrepared::new(&config).map_err(RunError::Config)?;
     herder::check_startup_connectors(&plugins::Plugins::new(), &startup)?;
     let store = open_store(&config).await?;
     Ok(Prepared {
@@ -224,6 +240,7 @@ pub async fn prepare(
         security,
         rest_tls,
         admin_tls,
+        kafka,
         store,
         startup,
     })
@@ -251,7 +268,7 @@ pub async fn run(
 /// fails (the worker then stops without having changed any stored connector for that file).
 pub async fn serve(
     worker: Prepared,
-    listeners: Listeners,
+    mut listeners: Listeners,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), RunError> {
     let bound = listeners
@@ -267,8 +284,16 @@ pub async fn serve(
     worker.store.metrics().attach_statuses(&statuses);
     let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
     let (stop, stop_rx) = watch::channel(false);
+    let kafka_sockets = std::mem::take(&mut listeners.kafka);
+    // The REST listeners log their addresses first, the Kafka listeners after them.
+    let mut servers = start_servers(&worker, &herder, listeners, &stop_rx);
+    servers.extend(
+        worker
+            .kafka
+            .start(&worker.config, &herder, kafka_sockets, &stop_rx),
+    );
     let mut running = Running {
-        servers: start_servers(&worker, &herder, listeners, &stop_rx),
+        servers,
         retention: None,
         log_stats: tokio::spawn(metrics::refresh_loop(worker.store.clone(), stop_rx.clone())),
         stop,

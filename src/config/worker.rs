@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 mod definition;
+pub mod kafka;
 
 pub use definition::{worker_config_def, DEFAULT_TASKS_MAX_TOTAL};
 
@@ -29,6 +30,7 @@ const KNOWN_PREFIXES: &[&str] = &[
     "listeners.https.",
     "admin.listeners.https.",
     "config.providers.",
+    kafka::KAFKA_SSL_PREFIX,
 ];
 
 /// One REST listener.
@@ -64,16 +66,17 @@ impl Listener {
 
     /// The address to bind.
     pub fn bind_address(&self) -> String {
-        let host = if self.host.is_empty() {
-            "0.0.0.0"
-        } else {
-            &self.host
-        };
-        if host.contains(':') {
-            format!("[{host}]:{}", self.port)
-        } else {
-            format!("{host}:{}", self.port)
-        }
+        bind_address(&self.host, self.port)
+    }
+}
+
+/// The address to bind for `host` (empty: every interface) and `port`, IPv6 hosts bracketed.
+pub fn bind_address(host: &str, port: u16) -> String {
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
     }
 }
 
@@ -126,6 +129,8 @@ pub struct WorkerConfig {
     pub tasks_max_total: usize,
     /// `config.providers`: what resolves `${provider:path:key}` placeholders when tasks start.
     pub config_providers: ConfigProviders,
+    /// The Kafka-protocol listener's settings (`kafka.*`, `num.partitions`, ...).
+    pub kafka: kafka::KafkaSettings,
     /// Keys given that liteconnect does not use.
     pub unused: Vec<String>,
 }
@@ -226,6 +231,7 @@ impl WorkerConfig {
             .cloned()
             .collect();
         let class = |k: &str| string(k).unwrap_or_default();
+        let kafka = kafka::parse(&parsed).map_err(WorkerConfigError::Listener)?;
         Ok(WorkerConfig {
             listeners: listeners_v,
             advertised_host: string(keys::REST_ADVERTISED_HOST_NAME),
@@ -257,6 +263,7 @@ impl WorkerConfig {
                 .unwrap_or(DEFAULT_TASKS_MAX_TOTAL as usize),
             config_providers: ConfigProviders::from_worker_props(&props)
                 .map_err(WorkerConfigError::Providers)?,
+            kafka,
             originals: props,
             unused,
         })

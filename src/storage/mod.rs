@@ -6,6 +6,7 @@
 //! block, use the `*_blocking` twins. No SQLite call ever runs on an async executor thread.
 
 mod db;
+pub mod groups;
 mod lock;
 mod log;
 mod open;

@@ -12,6 +12,8 @@ mod http_sink;
 mod http_source;
 mod jdbc;
 mod kafka;
+mod kafka_groups;
+mod kafka_listener;
 mod kafka_security;
 mod kip980;
 mod lifecycle;

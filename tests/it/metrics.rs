@@ -329,6 +329,7 @@ async fn metrics_are_served_on_the_admin_listener_too() {
     let listeners = liteconnect::Listeners {
         rest: vec![rest],
         admin: vec![admin],
+        kafka: Vec::new(),
     };
     let handle = tokio::spawn(liteconnect::run(listeners, config, Vec::new(), async {
         let _ = rx.await;

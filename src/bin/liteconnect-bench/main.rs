@@ -15,6 +15,7 @@ mod footprint;
 mod group_commit;
 mod http_sink;
 mod jdbc;
+mod kafka_listener;
 mod log;
 mod mqtt;
 mod pipeline;
@@ -73,6 +74,10 @@ enum Scenario {
     Jdbc,
     /// Worker CPU per `GET /metrics` with 1,000 connectors (200 with --quick).
     Scrape,
+    /// One Kafka client producing 100-byte records with acks=all to the Kafka listener.
+    KafkaProduce,
+    /// One Kafka client reading them back with assign().
+    KafkaConsume,
 }
 
 impl Scenario {
@@ -97,6 +102,8 @@ impl Scenario {
             Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
             Scenario::Jdbc => jdbc::scenario(ctx, rows).await,
             Scenario::Scrape => scrape::scenario(ctx, rows).await,
+            Scenario::KafkaProduce => kafka_listener::produce_scenario(ctx, rows).await,
+            Scenario::KafkaConsume => kafka_listener::consume_scenario(ctx, rows).await,
         }
     }
 }

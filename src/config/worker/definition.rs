@@ -95,5 +95,5 @@ fn storage_keys(def: ConfigDef) -> ConfigDef {
 
 /// The worker config's definition.
 pub fn worker_config_def() -> ConfigDef {
-    storage_keys(runtime_keys(rest_keys(ConfigDef::new())))
+    super::kafka::kafka_keys(storage_keys(runtime_keys(rest_keys(ConfigDef::new()))))
 }
