@@ -1,9 +1,6 @@
 //! The Kafka listener's frame and request decoding (with the record batches of Produce requests): any
 //! bytes decode or give an error, never a panic.
-//!
-//! kafka-protocol 0.18 reserves the declared length of an array before reading its elements, so an
-//! element count mutated into billions ends in an allocation failure (an abort, not a panic); run with
-//! `-rss_limit_mb` and `-malloc_limit_mb` to see other findings past it.
+//! Element counts mutated into billions must not reserve memory either (the vendored crate's patch).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 

@@ -10,7 +10,7 @@ use kafka_protocol::protocol::{Encodable, HeaderVersion};
 use kafka_protocol::ResponseError;
 
 use super::codec::{self, Frame, Request, APIS};
-use super::groups::Groups;
+use super::groups::{ClientInfo, Groups};
 use super::sasl::{Credentials, Outcome, SaslSession};
 use super::{produce, Node};
 use crate::config::worker::kafka::KafkaSettings;
@@ -47,6 +47,8 @@ pub struct Connection {
     /// Whether the connection may send requests other than ApiVersions and SASL (always on listeners
     /// without SASL).
     pub authenticated: bool,
+    /// The peer's address as Kafka shows it in DescribeGroups (`/127.0.0.1`).
+    pub client_host: String,
 }
 
 /// What to do after a request.
@@ -138,16 +140,24 @@ impl Broker {
             Request::DeleteTopics(r) => super::admin::delete_topics(self, &frame, r).await,
             Request::DescribeConfigs(r) => super::admin::describe_configs(self, &frame, r).await,
             Request::SaslHandshake(_) | Request::SaslAuthenticate(_) => sasl(conn, &frame),
-            _ => self.group_request(&frame, v).await,
+            _ => self.group_request(conn, &frame, v).await,
         }
     }
 
     /// The consumer-group API keys, handed to the coordinator.
-    async fn group_request(&self, frame: &Frame, v: i16) -> Reply {
+    async fn group_request(&self, conn: &Connection, frame: &Frame, v: i16) -> Reply {
         let g = &self.groups;
         match &frame.request {
-            Request::FindCoordinator(r) => respond(frame, &g.find_coordinator(r.clone(), v).await),
-            Request::JoinGroup(r) => respond(frame, &g.join_group(r.clone(), v).await),
+            Request::FindCoordinator(r) => {
+                respond(frame, &g.find_coordinator_at(r.clone(), v, &conn.node))
+            }
+            Request::JoinGroup(r) => {
+                let client = ClientInfo {
+                    client_id: frame.client_id.clone().unwrap_or_default(),
+                    client_host: conn.client_host.clone(),
+                };
+                respond(frame, &g.join_group_from(r.clone(), v, client).await)
+            }
             Request::SyncGroup(r) => respond(frame, &g.sync_group(r.clone(), v).await),
             Request::Heartbeat(r) => respond(frame, &g.heartbeat(r.clone(), v).await),
             Request::LeaveGroup(r) => respond(frame, &g.leave_group(r.clone(), v).await),

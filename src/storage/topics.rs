@@ -53,6 +53,7 @@ fn delete_topic(conn: &Connection, topic: &str) -> Result<bool, StorageError> {
     conn.execute("DELETE FROM topics WHERE id = ?1", [id])?;
     conn.execute("DELETE FROM sink_offsets WHERE topic = ?1", [topic])?;
     conn.execute("DELETE FROM connector_topics WHERE topic = ?1", [topic])?;
+    conn.execute("DELETE FROM group_offsets WHERE topic = ?1", [topic])?;
     Ok(true)
 }
 
