@@ -546,14 +546,22 @@ impl Store {
         batch: AppendBatch,
     ) -> Result<Result<Vec<(String, i32, i64)>, (AppendBatch, String)>, StorageError> {
         let sizes: Vec<u64> = batch.records.iter().map(log::record_bytes).collect();
+        // The batch comes back with where its records went: the caller's thread, not the writer's, lists
+        // them and frees the records.
+        let placed = |result: Result<Result<_, (AppendBatch, String)>, StorageError>| {
+            let (placed, batch): (Vec<log::Placed>, AppendBatch) = match result? {
+                Ok(done) => done,
+                Err(refused) => return Ok(Err(refused)),
+            };
+            let assigned = log::assigned(batch.records, &placed);
+            self.inner.metrics.log.appended(&assigned, &sizes);
+            Ok(Ok(assigned))
+        };
         let Some(cap) = self.inner.buffer else {
-            let result = self
-                .writer
-                .call_blocking(move |c| log::append(c, &batch).map(Ok));
-            if let Ok(Ok(assigned)) = &result {
-                self.inner.metrics.log.appended(assigned, &sizes);
-            }
-            return result;
+            return placed(self.writer.call_blocking(move |c| {
+                let placed = log::append(c, &batch)?;
+                Ok(Ok((placed, batch)))
+            }));
         };
         let cache = self.inner.log_bytes.clone();
         let dropped = self.inner.dropped.clone();
@@ -594,16 +602,14 @@ impl Store {
                     }
                 }
             }
-            let assigned = log::append(c, &batch)?;
+            let placed = log::append(c, &batch)?;
             *cache.lock().expect("log bytes lock") = Some(current + need);
-            Ok(Ok(assigned))
+            Ok(Ok((placed, batch)))
         });
-        match &result {
-            Ok(Ok(assigned)) => self.inner.metrics.log.appended(assigned, &sizes),
-            Ok(Err(_)) => {}
-            Err(_) => *self.inner.log_bytes.lock().expect("log bytes lock") = None,
+        if result.is_err() {
+            *self.inner.log_bytes.lock().expect("log bytes lock") = None;
         }
-        result
+        placed(result)
     }
 
     /// How many records `log.buffer.full.policy=drop_oldest` has deleted since the worker started.
