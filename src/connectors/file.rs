@@ -274,6 +274,43 @@ impl FileSourceTask {
         self.position += start as u64;
         lines
     }
+
+    /// The records of one poll's lines. Only the last carries the source partition and offset: the
+    /// runtime stores one offset per partition per poll, the last, and transforms never see them, so
+    /// the stored offsets are what Kafka's task stores while the other records skip building two maps
+    /// each.
+    fn records(&self, lines: Vec<(String, u64)>) -> Vec<SourceRecord> {
+        let now = now_ms();
+        let schema = Schema::string();
+        let last = lines.len().saturating_sub(1);
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, (line, position))| {
+                let mut record = ConnectRecord::new(
+                    self.topic.clone(),
+                    Some(schema.clone()),
+                    Value::String(line),
+                );
+                record.timestamp = Some(now);
+                let (source_partition, source_offset) = match &self.path {
+                    Some(path) if i == last => {
+                        let mut partition = Map::new();
+                        partition.insert(FILENAME_FIELD.into(), Json::String(path.clone()));
+                        let mut offset = Map::new();
+                        offset.insert(POSITION_FIELD.into(), json!(position));
+                        (Some(partition), Some(offset))
+                    }
+                    _ => (None, None),
+                };
+                SourceRecord {
+                    source_partition,
+                    source_offset,
+                    record,
+                }
+            })
+            .collect()
+    }
 }
 
 impl SourceTask for FileSourceTask {
@@ -345,32 +382,11 @@ impl SourceTask for FileSourceTask {
             }
             lines = self.take_lines(self.batch_size, false);
         }
-        let partition = self.path.as_ref().map(|p| {
-            let mut m = Map::new();
-            m.insert(FILENAME_FIELD.into(), Json::String(p.clone()));
-            m
-        });
-        let now = now_ms();
-        Ok(lines
-            .into_iter()
-            .map(|(line, position)| {
-                let mut record = ConnectRecord::new(
-                    self.topic.clone(),
-                    Some(Schema::string()),
-                    Value::String(line),
-                );
-                record.timestamp = Some(now);
-                SourceRecord {
-                    source_partition: partition.clone(),
-                    source_offset: partition.as_ref().map(|_| {
-                        let mut m = Map::new();
-                        m.insert(POSITION_FIELD.into(), json!(position));
-                        m
-                    }),
-                    record,
-                }
-            })
-            .collect())
+        Ok(self.records(lines))
+    }
+    /// Nothing is acknowledged to the file: the stored offsets are all the source needs.
+    fn polls_ahead(&self) -> bool {
+        true
     }
 
     fn stop(&mut self) {

@@ -88,11 +88,28 @@ impl DbThread {
         R: Send + 'static,
         F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
     {
+        self.call_later(f, || {})?
+            .recv()
+            .map_err(|_| StorageError::Closed)?
+    }
+
+    /// Queues `f` and returns at once with a receiver of its result (after commit, on the writer).
+    /// `then` runs on the connection's thread once the result is known.
+    pub(crate) fn call_later<R, F>(
+        &self,
+        f: F,
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<mpsc::Receiver<Result<R, StorageError>>, StorageError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
+    {
         let (tx, rx) = mpsc::sync_channel(1);
         self.submit(f, move |r| {
             let _ = tx.send(r);
+            then();
         })?;
-        rx.recv().map_err(|_| StorageError::Closed)?
+        Ok(rx)
     }
 
     /// Runs everything queued so far, closes the connection and stops the thread. Later calls fail with
