@@ -429,7 +429,10 @@ impl ConnectorPlugin for FileStreamSink {
         Ok(vec![config.clone(); max_tasks])
     }
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
-        Some(Box::new(FileSinkTask { out: None }))
+        Some(Box::new(FileSinkTask {
+            out: None,
+            batch: Vec::new(),
+        }))
     }
     fn acknowledges_offsets(&self) -> bool {
         true
@@ -439,6 +442,8 @@ impl ConnectorPlugin for FileStreamSink {
 /// Appends each record's value, as Java's `String.valueOf` would print it, as one line.
 pub struct FileSinkTask {
     out: Option<BufWriter<Box<dyn Write + Send>>>,
+    /// The lines of the batch being written, kept to reuse its allocation.
+    batch: Vec<u8>,
 }
 
 /// Cuts a line left half-written at the end of the sink file (a `kill -9` between the pages of one
@@ -505,15 +510,19 @@ impl SinkTask for FileSinkTask {
             .out
             .as_mut()
             .ok_or_else(|| TaskError::fatal("FileStreamSinkTask was not started"))?;
+        // The batch's lines are gathered first and written with one call: one system call per batch
+        // rather than one per 64 KiB of lines, and no line copied into a string of its own.
+        let batch = &mut self.batch;
+        batch.clear();
         for r in records {
-            let line = r.record.value.to_java_string();
-            out.write_all(line.as_bytes())
-                .and_then(|_| out.write_all(b"\n"))
-                .map_err(|e| {
-                    TaskError::Retriable(format!("Failed to write to the sink file: {e}"))
-                })?;
+            match &r.record.value {
+                Value::String(s) => batch.extend_from_slice(s.as_bytes()),
+                other => batch.extend_from_slice(other.to_java_string().as_bytes()),
+            }
+            batch.push(b'\n');
         }
-        Ok(())
+        out.write_all(batch)
+            .map_err(|e| TaskError::Retriable(format!("Failed to write to the sink file: {e}")))
     }
 
     fn flush(&mut self) -> Result<(), TaskError> {
@@ -559,7 +568,10 @@ mod tests {
         let start = |content: &[u8]| {
             let path = dir.path().join("out.txt");
             std::fs::write(&path, content).unwrap();
-            let mut task = FileSinkTask { out: None };
+            let mut task = FileSinkTask {
+                out: None,
+                batch: Vec::new(),
+            };
             let config = Props::from([(FILE.to_string(), path.display().to_string())]);
             task.start(&config).unwrap();
             task.stop();
