@@ -76,7 +76,6 @@ impl LogStats {
     /// End offsets move past them; records and bytes grow until the next refresh counts them again
     /// (with what retention and delivery have deleted since).
     pub fn appended(&self, assigned: &[(String, i32, i64)], sizes: &[u64]) {
-        let mut parts = self.parts.lock().expect("log stats lock");
         let mut rows = assigned.iter().zip(sizes).peekable();
         while let Some(((topic, partition, offset), size)) = rows.next() {
             // One map entry per run of records to the same partition, not one per record.
@@ -88,16 +87,23 @@ impl LogStats {
                 records += 1;
                 bytes += s;
             }
-            let stat = parts
-                .entry(TopicPartition {
-                    topic: topic.clone(),
-                    partition: *partition,
-                })
-                .or_default();
-            stat.end = stat.end.max(end);
-            stat.records += records;
-            stat.bytes += bytes;
+            self.appended_run(topic, *partition, end, records, bytes);
         }
+    }
+
+    /// Counts a committed run of `records` records (`bytes` bytes) appended to one partition, ending
+    /// before offset `end`.
+    pub fn appended_run(&self, topic: &str, partition: i32, end: i64, records: u64, bytes: u64) {
+        let mut parts = self.parts.lock().expect("log stats lock");
+        let stat = parts
+            .entry(TopicPartition {
+                topic: topic.to_string(),
+                partition,
+            })
+            .or_default();
+        stat.end = stat.end.max(end);
+        stat.records += records;
+        stat.bytes += bytes;
     }
 
     /// Replaces the statistics with a fresh reading, keeping end offsets that appends have moved since.
