@@ -26,18 +26,36 @@ impl Store {
     /// Like [`Store::append_blocking`], but a batch refused because the log is full (policy `pause`)
     /// comes back with the reason, for the caller to try again later.
     pub fn try_append_blocking(&self, batch: AppendBatch) -> Result<Appended, StorageError> {
-        self.start_append(batch, || {})?.wait()
+        self.start_append(batch, |_| {})?.wait()
     }
 
     /// Hands a batch to the writer and returns at once; [`PendingAppend::wait`] gives what
-    /// [`Store::try_append_blocking`] would have. `committed` runs on the writer thread as soon as the
-    /// outcome is known (to wake readers of the log without waiting for the caller).
+    /// [`Store::try_append_blocking`] would have. As soon as the outcome is known, on the writer thread,
+    /// the log statistics count the records and `committed` is called with whether the batch was
+    /// stored (to count it and wake readers of the log without waiting for the caller).
     pub fn start_append(
         &self,
         batch: AppendBatch,
-        committed: impl FnOnce() + Send + 'static,
+        committed: impl FnOnce(bool) + Send + 'static,
     ) -> Result<PendingAppend, StorageError> {
         let sizes: Vec<u64> = batch.records.iter().map(log::record_bytes).collect();
+        let metrics = self.inner.metrics.clone();
+        let committed = move |result: &Result<Placement, StorageError>| match result {
+            Ok(Ok((placed, batch))) => {
+                for run in placed {
+                    let bytes = sizes[run.first..run.first + run.len].iter().sum();
+                    metrics.log.appended_run(
+                        &batch.records[run.first].topic,
+                        run.partition,
+                        run.offset + run.len as i64,
+                        run.len as u64,
+                        bytes,
+                    );
+                }
+                committed(true)
+            }
+            _ => committed(false),
+        };
         let result = match self.inner.buffer {
             None => self.writer.call_later(
                 move |c| {
@@ -57,7 +75,6 @@ impl Store {
         };
         Ok(PendingAppend {
             result,
-            sizes,
             store: self.clone(),
         })
     }
@@ -75,7 +92,6 @@ type Placement = Result<(Vec<log::Placed>, AppendBatch), (AppendBatch, String)>;
 #[derive(Debug)]
 pub struct PendingAppend {
     result: std::sync::mpsc::Receiver<Result<Placement, StorageError>>,
-    sizes: Vec<u64>,
     store: Store,
 }
 
@@ -92,9 +108,7 @@ impl PendingAppend {
             Ok(done) => done,
             Err(refused) => return Ok(Err(refused)),
         };
-        let assigned = log::assigned(batch.records, &placed);
-        inner.metrics.log.appended(&assigned, &self.sizes);
-        Ok(Ok(assigned))
+        Ok(Ok(log::assigned(batch.records, &placed)))
     }
 }
 

@@ -88,17 +88,17 @@ impl DbThread {
         R: Send + 'static,
         F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
     {
-        self.call_later(f, || {})?
+        self.call_later(f, |_| {})?
             .recv()
             .map_err(|_| StorageError::Closed)?
     }
 
     /// Queues `f` and returns at once with a receiver of its result (after commit, on the writer).
-    /// `then` runs on the connection's thread once the result is known.
+    /// `then` runs on the connection's thread with the result once it is known, before it is sent.
     pub(crate) fn call_later<R, F>(
         &self,
         f: F,
-        then: impl FnOnce() + Send + 'static,
+        then: impl FnOnce(&Result<R, StorageError>) + Send + 'static,
     ) -> Result<mpsc::Receiver<Result<R, StorageError>>, StorageError>
     where
         R: Send + 'static,
@@ -106,8 +106,8 @@ impl DbThread {
     {
         let (tx, rx) = mpsc::sync_channel(1);
         self.submit(f, move |r| {
+            then(&r);
             let _ = tx.send(r);
-            then();
         })?;
         Ok(rx)
     }

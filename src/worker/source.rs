@@ -55,8 +55,23 @@ struct InFlight {
     pending: PendingAppend,
     /// For each polled record, whether it is among those appended.
     kept: Vec<bool>,
-    written: u64,
     started: std::time::Instant,
+}
+
+/// Hands a batch to the writer. Once it is stored, the writer thread counts its records and wakes the
+/// sinks, whether or not this loop has taken the outcome yet.
+fn start_append(rt: &TaskRuntime, batch: AppendBatch) -> Result<PendingAppend, StageError> {
+    let written = batch.records.len() as u64;
+    let (metrics, signal) = (rt.metrics.clone(), rt.log_signal.clone());
+    rt.store
+        .start_append(batch, move |stored| {
+            if stored {
+                metrics.records_out.add(written);
+                metrics.active.store(0, Ordering::Relaxed);
+                signal.notify();
+            }
+        })
+        .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))
 }
 
 fn poll_loop(
@@ -148,14 +163,9 @@ fn poll_batches(
                 return Ok(());
             }
         }
-        let signal = rt.log_signal.clone();
         let flight = InFlight {
-            written: batch.records.len() as u64,
             started: std::time::Instant::now(),
-            pending: rt
-                .store
-                .start_append(batch, move || signal.notify())
-                .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))?,
+            pending: start_append(rt, batch)?,
             kept,
         };
         if ahead {
@@ -176,7 +186,6 @@ fn settle(
     let InFlight {
         pending,
         kept,
-        written,
         started,
     } = flight;
     let Some(assigned) = append_waiting(rt, task, pending)? else {
@@ -187,9 +196,6 @@ fn settle(
     let m = &rt.metrics;
     m.offset_commit_ms
         .record(started.elapsed().as_secs_f64() * 1000.0);
-    m.records_out.add(written);
-    m.active.store(0, Ordering::Relaxed);
-    rt.log_signal.notify();
     if task.polls_ahead() {
         task.commit()
     } else {
@@ -293,7 +299,7 @@ fn append_waiting(
             }
         }
         backoff = (backoff * 2).min(Duration::from_secs(2));
-        outcome = rt.store.try_append_blocking(refused).map_err(fatal)?;
+        outcome = start_append(rt, refused)?.wait().map_err(fatal)?;
     };
     if waiting {
         tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");
