@@ -16,6 +16,7 @@ mod group_commit;
 mod http_sink;
 mod jdbc;
 mod log;
+mod long_run;
 mod mqtt;
 mod pipeline;
 mod report;
@@ -73,6 +74,8 @@ enum Scenario {
     Jdbc,
     /// Worker CPU per `GET /metrics` with 1,000 connectors (200 with --quick).
     Scrape,
+    /// The String pipeline over ten times the lines, with the log kept small while it runs.
+    LongRun,
 }
 
 impl Scenario {
@@ -97,6 +100,7 @@ impl Scenario {
             Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
             Scenario::Jdbc => jdbc::scenario(ctx, rows).await,
             Scenario::Scrape => scrape::scenario(ctx, rows).await,
+            Scenario::LongRun => long_run::scenario(ctx, rows).await,
         }
     }
 }
