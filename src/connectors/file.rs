@@ -274,6 +274,43 @@ impl FileSourceTask {
         self.position += start as u64;
         lines
     }
+
+    /// The records of one poll's lines. Only the last carries the source partition and offset: the
+    /// runtime stores one offset per partition per poll, the last, and transforms never see them, so
+    /// the stored offsets are what Kafka's task stores while the other records skip building two maps
+    /// each.
+    fn records(&self, lines: Vec<(String, u64)>) -> Vec<SourceRecord> {
+        let now = now_ms();
+        let schema = Schema::string();
+        let last = lines.len().saturating_sub(1);
+        lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, (line, position))| {
+                let mut record = ConnectRecord::new(
+                    self.topic.clone(),
+                    Some(schema.clone()),
+                    Value::String(line),
+                );
+                record.timestamp = Some(now);
+                let (source_partition, source_offset) = match &self.path {
+                    Some(path) if i == last => {
+                        let mut partition = Map::new();
+                        partition.insert(FILENAME_FIELD.into(), Json::String(path.clone()));
+                        let mut offset = Map::new();
+                        offset.insert(POSITION_FIELD.into(), json!(position));
+                        (Some(partition), Some(offset))
+                    }
+                    _ => (None, None),
+                };
+                SourceRecord {
+                    source_partition,
+                    source_offset,
+                    record,
+                }
+            })
+            .collect()
+    }
 }
 
 impl SourceTask for FileSourceTask {
@@ -345,32 +382,11 @@ impl SourceTask for FileSourceTask {
             }
             lines = self.take_lines(self.batch_size, false);
         }
-        let partition = self.path.as_ref().map(|p| {
-            let mut m = Map::new();
-            m.insert(FILENAME_FIELD.into(), Json::String(p.clone()));
-            m
-        });
-        let now = now_ms();
-        Ok(lines
-            .into_iter()
-            .map(|(line, position)| {
-                let mut record = ConnectRecord::new(
-                    self.topic.clone(),
-                    Some(Schema::string()),
-                    Value::String(line),
-                );
-                record.timestamp = Some(now);
-                SourceRecord {
-                    source_partition: partition.clone(),
-                    source_offset: partition.as_ref().map(|_| {
-                        let mut m = Map::new();
-                        m.insert(POSITION_FIELD.into(), json!(position));
-                        m
-                    }),
-                    record,
-                }
-            })
-            .collect())
+        Ok(self.records(lines))
+    }
+    /// Nothing is acknowledged to the file: the stored offsets are all the source needs.
+    fn polls_ahead(&self) -> bool {
+        true
     }
 
     fn stop(&mut self) {
@@ -413,7 +429,10 @@ impl ConnectorPlugin for FileStreamSink {
         Ok(vec![config.clone(); max_tasks])
     }
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
-        Some(Box::new(FileSinkTask { out: None }))
+        Some(Box::new(FileSinkTask {
+            out: None,
+            batch: Vec::new(),
+        }))
     }
     fn acknowledges_offsets(&self) -> bool {
         true
@@ -423,6 +442,8 @@ impl ConnectorPlugin for FileStreamSink {
 /// Appends each record's value, as Java's `String.valueOf` would print it, as one line.
 pub struct FileSinkTask {
     out: Option<BufWriter<Box<dyn Write + Send>>>,
+    /// The lines of the batch being written, kept to reuse its allocation.
+    batch: Vec<u8>,
 }
 
 /// Cuts a line left half-written at the end of the sink file (a `kill -9` between the pages of one
@@ -489,15 +510,19 @@ impl SinkTask for FileSinkTask {
             .out
             .as_mut()
             .ok_or_else(|| TaskError::fatal("FileStreamSinkTask was not started"))?;
+        // The batch's lines are gathered first and written with one call: one system call per batch
+        // rather than one per 64 KiB of lines, and no line copied into a string of its own.
+        let batch = &mut self.batch;
+        batch.clear();
         for r in records {
-            let line = r.record.value.to_java_string();
-            out.write_all(line.as_bytes())
-                .and_then(|_| out.write_all(b"\n"))
-                .map_err(|e| {
-                    TaskError::Retriable(format!("Failed to write to the sink file: {e}"))
-                })?;
+            match &r.record.value {
+                Value::String(s) => batch.extend_from_slice(s.as_bytes()),
+                other => batch.extend_from_slice(other.to_java_string().as_bytes()),
+            }
+            batch.push(b'\n');
         }
-        Ok(())
+        out.write_all(batch)
+            .map_err(|e| TaskError::Retriable(format!("Failed to write to the sink file: {e}")))
     }
 
     fn flush(&mut self) -> Result<(), TaskError> {
@@ -543,7 +568,10 @@ mod tests {
         let start = |content: &[u8]| {
             let path = dir.path().join("out.txt");
             std::fs::write(&path, content).unwrap();
-            let mut task = FileSinkTask { out: None };
+            let mut task = FileSinkTask {
+                out: None,
+                batch: Vec::new(),
+            };
             let config = Props::from([(FILE.to_string(), path.display().to_string())]);
             task.start(&config).unwrap();
             task.stop();

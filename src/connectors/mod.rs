@@ -107,6 +107,14 @@ pub trait SourceTask: Send {
         let _ = stored;
         self.commit()
     }
+    /// Whether the runtime may poll this task again while the records of its last poll are still
+    /// being written to the log: the next batch is then read and converted while the writer stores the
+    /// last one. Only for tasks with nothing to acknowledge (`commit` does nothing and `commit_stored` is
+    /// not overridden): with `true`, the runtime calls `commit` once a batch is stored, possibly after
+    /// the next `poll`, and never `commit_stored`. The default is `false`.
+    fn polls_ahead(&self) -> bool {
+        false
+    }
     /// Called with `true` when the topic log is full (`log.buffer.max.bytes` with the `pause` policy) and
     /// the runtime holds the last poll's records until there is room (`poll` is not called meanwhile), and
     /// with `false` once they are stored or the wait ends. Sources that data is pushed to refuse new data

@@ -6,7 +6,7 @@
 //! converter is built rather than failing on the first record.
 
 use super::{invalid_value, Codec, RecordCodec};
-use crate::data::{DataError, Schema, SchemaAndValue, Value};
+use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 use std::collections::BTreeMap;
 
 /// The Kafka class name.
@@ -46,7 +46,10 @@ impl StringConverter {
             // Java's String(byte[], UTF_8) replaces malformed input the same way
             Some(b) => Value::String(String::from_utf8_lossy(b).into_owned()),
         };
-        SchemaAndValue::new(Some(Schema::optional_string()), value)
+        // Every value read has the same schema: one shared, rather than one built per record.
+        static OPTIONAL_STRING: std::sync::LazyLock<SchemaRef> =
+            std::sync::LazyLock::new(Schema::optional_string);
+        SchemaAndValue::new(Some(OPTIONAL_STRING.clone()), value)
     }
 }
 

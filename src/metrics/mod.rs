@@ -76,17 +76,34 @@ impl LogStats {
     /// End offsets move past them; records and bytes grow until the next refresh counts them again
     /// (with what retention and delivery have deleted since).
     pub fn appended(&self, assigned: &[(String, i32, i64)], sizes: &[u64]) {
-        let mut parts = self.parts.lock().expect("log stats lock");
-        for ((topic, partition, offset), size) in assigned.iter().zip(sizes) {
-            let tp = TopicPartition {
-                topic: topic.clone(),
-                partition: *partition,
-            };
-            let stat = parts.entry(tp).or_default();
-            stat.end = stat.end.max(offset + 1);
-            stat.records += 1;
-            stat.bytes += size;
+        let mut rows = assigned.iter().zip(sizes).peekable();
+        while let Some(((topic, partition, offset), size)) = rows.next() {
+            // One map entry per run of records to the same partition, not one per record.
+            let (mut end, mut records, mut bytes) = (offset + 1, 1u64, *size);
+            while let Some(((_, _, o), s)) =
+                rows.next_if(|((t, p, _), _)| t == topic && p == partition)
+            {
+                end = end.max(o + 1);
+                records += 1;
+                bytes += s;
+            }
+            self.appended_run(topic, *partition, end, records, bytes);
         }
+    }
+
+    /// Counts a committed run of `records` records (`bytes` bytes) appended to one partition, ending
+    /// before offset `end`.
+    pub fn appended_run(&self, topic: &str, partition: i32, end: i64, records: u64, bytes: u64) {
+        let mut parts = self.parts.lock().expect("log stats lock");
+        let stat = parts
+            .entry(TopicPartition {
+                topic: topic.to_string(),
+                partition,
+            })
+            .or_default();
+        stat.end = stat.end.max(end);
+        stat.records += records;
+        stat.bytes += bytes;
     }
 
     /// Replaces the statistics with a fresh reading, keeping end offsets that appends have moved since.

@@ -88,11 +88,28 @@ impl DbThread {
         R: Send + 'static,
         F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
     {
+        self.call_later(f, |_| {})?
+            .recv()
+            .map_err(|_| StorageError::Closed)?
+    }
+
+    /// Queues `f` and returns at once with a receiver of its result (after commit, on the writer).
+    /// `then` runs on the connection's thread with the result once it is known, before it is sent.
+    pub(crate) fn call_later<R, F>(
+        &self,
+        f: F,
+        then: impl FnOnce(&Result<R, StorageError>) + Send + 'static,
+    ) -> Result<mpsc::Receiver<Result<R, StorageError>>, StorageError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
+    {
         let (tx, rx) = mpsc::sync_channel(1);
         self.submit(f, move |r| {
+            then(&r);
             let _ = tx.send(r);
         })?;
-        rx.recv().map_err(|_| StorageError::Closed)?
+        Ok(rx)
     }
 
     /// Runs everything queued so far, closes the connection and stops the thread. Later calls fail with

@@ -93,33 +93,50 @@ pub(super) fn ensure_topic(
     Ok((id, partitions))
 }
 
-pub(super) fn append(
-    conn: &Connection,
-    batch: &AppendBatch,
-) -> Result<Vec<(String, i32, i64)>, StorageError> {
-    let mut assigned = Vec::with_capacity(batch.records.len());
+/// Rows one multi-row `INSERT` writes. The rows of one statement go to one partition at consecutive
+/// offsets, so they share the topic id, the partition and the first offset as three parameters and bind
+/// four each (timestamp, key, value, headers): 203 parameters instead of 350 in 50 statements.
+const ROWS_PER_INSERT: usize = 50;
+
+/// Where a run of a batch's records went: `len` records from index `first` of the batch, to one
+/// partition at consecutive offsets from `offset` on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Placed {
+    /// The index in the batch of the run's first record.
+    pub first: usize,
+    /// The records in the run.
+    pub len: usize,
+    /// Their partition.
+    pub partition: i32,
+    /// The first record's offset.
+    pub offset: i64,
+}
+
+/// Writes a batch's records and source offsets. Records are written in runs of consecutive records to
+/// the same partition, each run by multi-row statements; returns the runs.
+pub(super) fn append(conn: &Connection, batch: &AppendBatch) -> Result<Vec<Placed>, StorageError> {
     let mut topic_ids: std::collections::HashMap<&str, (i64, i32)> =
         std::collections::HashMap::new();
-    let mut next: std::collections::HashMap<(i64, i32), i64> = std::collections::HashMap::new();
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO records (topic_id, partition, offset, timestamp_ms, key, value, headers)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
-    let mut next_offset = conn.prepare_cached(
-        "SELECT next_offset FROM partitions WHERE topic_id = ?1 AND partition = ?2",
-    )?;
-    for record in &batch.records {
-        let (topic_id, partitions) = match topic_ids.get(record.topic.as_str()) {
-            Some(found) => *found,
-            None => {
-                let found = ensure_topic(conn, &record.topic, 1)?;
-                topic_ids.insert(&record.topic, found);
-                if batch.track_topics {
-                    queries::add_active_topic(conn, &batch.connector, &record.topic)?;
+    // The topic of the previous record: a batch mostly goes to one topic, so most records need no look-up.
+    let mut last: Option<(&str, (i64, i32))> = None;
+    // (topic id, partition, first index, length) per run of records to one partition.
+    let mut runs: Vec<(i64, i32, usize, usize)> = Vec::new();
+    for (i, record) in batch.records.iter().enumerate() {
+        let (topic_id, partitions) = match last {
+            Some((name, found)) if name == record.topic => found,
+            _ => match topic_ids.get(record.topic.as_str()) {
+                Some(found) => *found,
+                None => {
+                    let found = ensure_topic(conn, &record.topic, 1)?;
+                    topic_ids.insert(&record.topic, found);
+                    if batch.track_topics {
+                        queries::add_active_topic(conn, &batch.connector, &record.topic)?;
+                    }
+                    found
                 }
-                found
-            }
+            },
         };
+        last = Some((&record.topic, (topic_id, partitions)));
         let partition = match record.partition {
             Some(p) if p >= 0 && p < partitions => p,
             Some(p) => {
@@ -130,21 +147,33 @@ pub(super) fn append(
             }
             None => choose_partition(record.key.as_deref(), partitions),
         };
+        match runs.last_mut() {
+            Some(run) if run.0 == topic_id && run.1 == partition => run.3 += 1,
+            _ => runs.push((topic_id, partition, i, 1)),
+        }
+    }
+    let mut next: std::collections::HashMap<(i64, i32), i64> = std::collections::HashMap::new();
+    let mut next_offset = conn.prepare_cached(
+        "SELECT next_offset FROM partitions WHERE topic_id = ?1 AND partition = ?2",
+    )?;
+    let mut placed = Vec::with_capacity(runs.len());
+    for (topic_id, partition, first, len) in runs {
         let offset = match next.get(&(topic_id, partition)) {
             Some(o) => *o,
             None => next_offset.query_row(params![topic_id, partition], |r| r.get::<_, i64>(0))?,
         };
-        insert.execute(params![
-            topic_id,
+        insert_run(
+            conn,
+            (topic_id, partition, offset),
+            &batch.records[first..first + len],
+        )?;
+        next.insert((topic_id, partition), offset + len as i64);
+        placed.push(Placed {
+            first,
+            len,
             partition,
             offset,
-            record.timestamp,
-            record.key,
-            record.value,
-            encode_headers(&record.headers),
-        ])?;
-        next.insert((topic_id, partition), offset + 1);
-        assigned.push((record.topic.clone(), partition, offset));
+        });
     }
     let mut update = conn.prepare_cached(
         "UPDATE partitions SET next_offset = ?3 WHERE topic_id = ?1 AND partition = ?2",
@@ -153,7 +182,91 @@ pub(super) fn append(
         update.execute(params![topic_id, partition, offset])?;
     }
     queries::write_source_offsets(conn, &batch.connector, &batch.offsets)?;
-    Ok(assigned)
+    Ok(placed)
+}
+
+/// The multi-row statement of [`ROWS_PER_INSERT`] rows.
+fn multi_row_insert() -> &'static str {
+    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SQL.get_or_init(|| {
+        let rows: Vec<String> = (0..ROWS_PER_INSERT)
+            .map(|k| {
+                let p = 4 + 4 * k;
+                format!(
+                    "(?1, ?2, ?3 + {k}, ?{}, ?{}, ?{}, ?{})",
+                    p,
+                    p + 1,
+                    p + 2,
+                    p + 3
+                )
+            })
+            .collect();
+        format!(
+            "INSERT INTO records (topic_id, partition, offset, timestamp_ms, key, value, headers) VALUES {}",
+            rows.join(", ")
+        )
+    })
+}
+
+/// Inserts records into one partition at consecutive offsets from `at.2` on.
+fn insert_run(
+    conn: &Connection,
+    at: (i64, i32, i64),
+    records: &[ProducedRecord],
+) -> Result<(), StorageError> {
+    let (topic_id, partition, mut offset) = at;
+    let mut chunks = records.chunks_exact(ROWS_PER_INSERT);
+    if records.len() >= ROWS_PER_INSERT {
+        let mut many = conn.prepare_cached(multi_row_insert())?;
+        for chunk in &mut chunks {
+            many.raw_bind_parameter(1, topic_id)?;
+            many.raw_bind_parameter(2, partition)?;
+            many.raw_bind_parameter(3, offset)?;
+            for (k, record) in chunk.iter().enumerate() {
+                let p = 4 + 4 * k;
+                many.raw_bind_parameter(p, record.timestamp)?;
+                many.raw_bind_parameter(p + 1, &record.key)?;
+                many.raw_bind_parameter(p + 2, &record.value)?;
+                many.raw_bind_parameter(p + 3, encode_headers(&record.headers))?;
+            }
+            many.raw_execute()?;
+            offset += ROWS_PER_INSERT as i64;
+        }
+    }
+    let rest = chunks.remainder();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    let mut one = conn.prepare_cached(
+        "INSERT INTO records (topic_id, partition, offset, timestamp_ms, key, value, headers)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for record in rest {
+        one.execute(params![
+            topic_id,
+            partition,
+            offset,
+            record.timestamp,
+            record.key,
+            record.value,
+            encode_headers(&record.headers),
+        ])?;
+        offset += 1;
+    }
+    Ok(())
+}
+
+/// Where each record of an appended batch went, in the batch's order: (topic, partition, offset). The
+/// topic names are moved out of the records, so nothing is copied.
+pub(super) fn assigned(records: Vec<ProducedRecord>, placed: &[Placed]) -> Vec<(String, i32, i64)> {
+    let mut out = Vec::with_capacity(records.len());
+    let mut records = records.into_iter();
+    for run in placed {
+        for (k, record) in records.by_ref().take(run.len).enumerate() {
+            out.push((record.topic, run.partition, run.offset + k as i64));
+        }
+    }
+    out
 }
 
 pub(super) fn topics(conn: &Connection) -> Result<Vec<(String, i32)>, StorageError> {

@@ -5,6 +5,7 @@
 //! no write ordering go to a reader thread. Async code uses the `async fn`s; task threads, which may
 //! block, use the `*_blocking` twins. No SQLite call ever runs on an async executor thread.
 
+mod append;
 mod db;
 pub mod groups;
 mod lock;
@@ -21,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value as Json;
 
+pub use append::{Appended, PendingAppend};
 pub use log::{AppendBatch, LogRecord, ProducedRecord, TopicPartition};
 pub use queries::{StoredConnector, StoredStatus};
 pub use topics::{LogReader, PartitionOffsets, PartitionSummary};
@@ -525,88 +527,6 @@ impl Store {
 
     // ----- the topic log ----------------------------------------------------------------------------
 
-    /// Appends records and, in the same transaction, the source offsets that produced them and the
-    /// topics the connector used. Returns the (topic, partition, offset) each record got. With a
-    /// `log.buffer.max.bytes` cap and the `pause` policy, a batch that does not fit is refused with
-    /// [`StorageError::BufferFull`] (see [`Store::try_append_blocking`] to get the batch back).
-    pub fn append_blocking(
-        &self,
-        batch: AppendBatch,
-    ) -> Result<Vec<(String, i32, i64)>, StorageError> {
-        match self.try_append_blocking(batch)? {
-            Ok(assigned) => Ok(assigned),
-            Err((_, message)) => Err(StorageError::BufferFull(message)),
-        }
-    }
-
-    /// Like [`Store::append_blocking`], but a batch refused because the log is full (policy `pause`)
-    /// comes back with the reason, for the caller to try again later.
-    #[allow(clippy::type_complexity)]
-    pub fn try_append_blocking(
-        &self,
-        batch: AppendBatch,
-    ) -> Result<Result<Vec<(String, i32, i64)>, (AppendBatch, String)>, StorageError> {
-        let sizes: Vec<u64> = batch.records.iter().map(log::record_bytes).collect();
-        let Some(cap) = self.inner.buffer else {
-            let result = self
-                .writer
-                .call_blocking(move |c| log::append(c, &batch).map(Ok));
-            if let Ok(Ok(assigned)) = &result {
-                self.inner.metrics.log.appended(assigned, &sizes);
-            }
-            return result;
-        };
-        let cache = self.inner.log_bytes.clone();
-        let dropped = self.inner.dropped.clone();
-        let result = self.writer.call_blocking(move |c| {
-            let need: u64 = batch.records.iter().map(log::record_bytes).sum();
-            let known = *cache.lock().expect("log bytes lock");
-            let mut current = match known {
-                Some(b) => b,
-                None => log::log_bytes(c)?,
-            };
-            if current > 0 && current + need > cap.max_bytes {
-                if log::reclaim_delivered(c)? > 0 {
-                    current = log::log_bytes(c)?;
-                }
-                if current > 0 && current + need > cap.max_bytes {
-                    match cap.policy {
-                        BufferPolicy::Pause => {
-                            *cache.lock().expect("log bytes lock") = Some(current);
-                            let message = format!(
-                                "The topic log holds {current} bytes of undelivered records and this batch needs {need} more: log.buffer.max.bytes={} is reached (log.buffer.full.policy=pause); waiting for sinks to deliver",
-                                cap.max_bytes
-                            );
-                            return Ok(Err((batch, message)));
-                        }
-                        BufferPolicy::DropOldest => {
-                            let to_free = current + need - cap.max_bytes;
-                            let (records, bytes) = log::drop_oldest(c, to_free)?;
-                            current = current.saturating_sub(bytes);
-                            let total = dropped.fetch_add(records, Ordering::Relaxed) + records;
-                            tracing::warn!(
-                                records,
-                                bytes,
-                                total,
-                                max_bytes = cap.max_bytes,
-                                "Dropped the oldest undelivered records of the topic log to stay under log.buffer.max.bytes (log.buffer.full.policy=drop_oldest)."
-                            );
-                        }
-                    }
-                }
-            }
-            let assigned = log::append(c, &batch)?;
-            *cache.lock().expect("log bytes lock") = Some(current + need);
-            Ok(Ok(assigned))
-        });
-        match &result {
-            Ok(Ok(assigned)) => self.inner.metrics.log.appended(assigned, &sizes),
-            Ok(Err(_)) => {}
-            Err(_) => *self.inner.log_bytes.lock().expect("log bytes lock") = None,
-        }
-        result
-    }
-
     /// How many records `log.buffer.full.policy=drop_oldest` has deleted since the worker started.
     pub fn dropped_records(&self) -> u64 {
         self.inner.dropped.load(Ordering::Relaxed)
@@ -707,6 +627,59 @@ mod tests {
         TopicPartition {
             topic: topic.into(),
             partition: 0,
+        }
+    }
+
+    #[test]
+    fn long_batches_across_topics_keep_offsets_order_and_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        // Runs longer and shorter than one multi-row statement, interleaved between two topics.
+        let sizes = [("a", 120), ("b", 3), ("a", 51), ("b", 50), ("a", 1)];
+        let mut records = Vec::new();
+        for (topic, n) in sizes {
+            for _ in 0..n {
+                let i = records.len();
+                let mut r = record(topic, &format!("v{i}"), i as i64);
+                if i % 7 == 0 {
+                    r.headers.clear();
+                }
+                records.push(r);
+            }
+        }
+        let expected = records.clone();
+        for round in 0..2i64 {
+            let assigned = store
+                .append_blocking(AppendBatch {
+                    records: records.clone(),
+                    ..AppendBatch::default()
+                })
+                .unwrap();
+            let (mut next_a, mut next_b) = (round * 172, round * 53);
+            for ((topic, partition, offset), r) in assigned.iter().zip(&expected) {
+                assert_eq!((topic, *partition), (&r.topic, 0));
+                let next = if topic == "a" {
+                    &mut next_a
+                } else {
+                    &mut next_b
+                };
+                assert_eq!(*offset, *next, "{topic}");
+                *next += 1;
+            }
+            assert_eq!(assigned.len(), expected.len());
+        }
+        for topic in ["a", "b"] {
+            let read = store.read_blocking(tp(topic), 0, 1000).unwrap();
+            let want: Vec<&ProducedRecord> = expected.iter().filter(|r| r.topic == topic).collect();
+            assert_eq!(read.len(), want.len() * 2);
+            for (i, got) in read.iter().enumerate() {
+                let w = want[i % want.len()];
+                assert_eq!(got.offset, i as i64);
+                assert_eq!(
+                    (&got.value, &got.headers, got.timestamp),
+                    (&w.value, &w.headers, w.timestamp)
+                );
+            }
         }
     }
 

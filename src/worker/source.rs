@@ -11,7 +11,7 @@ use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::model::State;
 use crate::record::SourceRecord;
-use crate::storage::{AppendBatch, ProducedRecord};
+use crate::storage::{AppendBatch, PendingAppend, ProducedRecord};
 
 struct Context<'a> {
     rt: &'a TaskRuntime,
@@ -50,12 +50,56 @@ pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(),
     result
 }
 
+/// A converted batch handed to the writer whose outcome the loop has not taken yet.
+struct InFlight {
+    pending: PendingAppend,
+    /// For each polled record, whether it is among those appended.
+    kept: Vec<bool>,
+    started: std::time::Instant,
+}
+
+/// Hands a batch to the writer. Once it is stored, the writer thread counts its records and wakes the
+/// sinks, whether or not this loop has taken the outcome yet.
+fn start_append(rt: &TaskRuntime, batch: AppendBatch) -> Result<PendingAppend, StageError> {
+    let written = batch.records.len() as u64;
+    let (metrics, signal) = (rt.metrics.clone(), rt.log_signal.clone());
+    rt.store
+        .start_append(batch, move |stored| {
+            if stored {
+                metrics.records_out.add(written);
+                metrics.active.store(0, Ordering::Relaxed);
+                signal.notify();
+            }
+        })
+        .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))
+}
+
 fn poll_loop(
     rt: &TaskRuntime,
     task: &mut dyn SourceTask,
     context: &Context<'_>,
 ) -> Result<(), StageError> {
+    let mut in_flight = None;
+    let result = poll_batches(rt, task, context, &mut in_flight);
+    // However the loop ended, a batch already handed to the writer is settled before the task stops.
+    let settled = match in_flight.take() {
+        Some(flight) => settle(rt, task, flight).map(|_| ()),
+        None => Ok(()),
+    };
+    result.and(settled)
+}
+
+/// Polls, converts and appends until the task is stopped. A task that polls ahead
+/// ([`SourceTask::polls_ahead`]) is polled again while its last batch is being written (`in_flight`);
+/// any other waits for each append before the next poll.
+fn poll_batches(
+    rt: &TaskRuntime,
+    task: &mut dyn SourceTask,
+    context: &Context<'_>,
+    in_flight: &mut Option<InFlight>,
+) -> Result<(), StageError> {
     let track_topics = rt.worker.topic_tracking_enable;
+    let ahead = task.polls_ahead();
     // Whether the status shows the trace of a retriable poll error, cleared by the next good poll.
     let mut retrying = false;
     loop {
@@ -87,6 +131,11 @@ fn poll_loop(
             Err(e) => return Err(StageError::new(TaskStage::Poll, e)),
         };
         if records.is_empty() {
+            if let Some(flight) = in_flight.take() {
+                if !settle(rt, task, flight)? {
+                    return Ok(());
+                }
+            }
             continue;
         }
         let m = &rt.metrics;
@@ -108,18 +157,48 @@ fn poll_loop(
             records: produced,
             track_topics,
         };
-        let written = batch.records.len() as u64;
-        let appending = std::time::Instant::now();
-        let Some(assigned) = append_waiting(rt, task, batch)? else {
-            // Not stored, and neither are its offsets: the next run reads them again.
-            return Ok(());
+        // The previous batch is stored before this one is handed over: offsets are committed in order.
+        if let Some(flight) = in_flight.take() {
+            if !settle(rt, task, flight)? {
+                return Ok(());
+            }
+        }
+        let flight = InFlight {
+            started: std::time::Instant::now(),
+            pending: start_append(rt, batch)?,
+            kept,
         };
-        // The source offsets are committed in the append's transaction.
-        m.offset_commit_ms
-            .record(appending.elapsed().as_secs_f64() * 1000.0);
-        m.records_out.add(written);
-        m.active.store(0, Ordering::Relaxed);
-        rt.log_signal.notify();
+        if ahead {
+            *in_flight = Some(flight);
+        } else if !settle(rt, task, flight)? {
+            return Ok(());
+        }
+    }
+}
+
+/// Takes a handed-over batch's outcome (waiting while the log is full) and tells the task. Returns false
+/// when the task was stopped while waiting for room and the batch was not stored.
+fn settle(
+    rt: &TaskRuntime,
+    task: &mut dyn SourceTask,
+    flight: InFlight,
+) -> Result<bool, StageError> {
+    let InFlight {
+        pending,
+        kept,
+        started,
+    } = flight;
+    let Some(assigned) = append_waiting(rt, task, pending)? else {
+        // Not stored, and neither are its offsets: the next run reads them again.
+        return Ok(false);
+    };
+    // The source offsets are committed in the append's transaction.
+    let m = &rt.metrics;
+    m.offset_commit_ms
+        .record(started.elapsed().as_secs_f64() * 1000.0);
+    if task.polls_ahead() {
+        task.commit()
+    } else {
         let mut assigned = assigned.into_iter();
         let stored: Vec<Option<StoredAt>> = kept
             .iter()
@@ -134,8 +213,9 @@ fn poll_loop(
             })
             .collect();
         task.commit_stored(&stored)
-            .map_err(|e| StageError::new(TaskStage::SourceCommit, e))?;
     }
+    .map_err(|e| StageError::new(TaskStage::SourceCommit, e))?;
+    Ok(true)
 }
 
 /// Where the log put one appended record: topic, partition, offset.
@@ -177,51 +257,49 @@ fn convert_records(
     Ok((produced, kept))
 }
 
-/// Appends a batch to the topic log. With log.buffer.max.bytes and the pause policy, a full log makes
-/// the source wait here (it is not polled meanwhile); RUNNING with a trace says why. Returns where each
-/// record went, or `None` when the task was stopped while waiting and the batch was not stored.
+/// Takes an append's outcome. With log.buffer.max.bytes and the pause policy, a full log makes the
+/// source wait here (it is not polled meanwhile) and the refused batch is offered again; RUNNING with a
+/// trace says why. Returns where each record went, or `None` when the task was stopped while waiting
+/// and the batch was not stored.
 fn append_waiting(
     rt: &TaskRuntime,
     task: &mut dyn SourceTask,
-    mut batch: AppendBatch,
+    pending: PendingAppend,
 ) -> Result<Option<Vec<Assigned>>, StageError> {
+    let fatal = |e| StageError::fatal(TaskStage::AppendToLog, e);
+    let mut outcome = pending.wait().map_err(fatal)?;
     let mut backoff = Duration::from_millis(100);
     let mut waiting = false;
     let assigned = loop {
-        let outcome = rt
-            .store
-            .try_append_blocking(batch)
-            .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))?;
-        match outcome {
+        let (refused, message) = match outcome {
             Ok(assigned) => break assigned,
-            Err((refused, message)) => {
-                batch = refused;
-                if !waiting {
-                    tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
-                    rt.report_retrying(&TaskStage::AppendToLog.name(), message);
-                    task.log_full(true);
-                    waiting = true;
-                }
-                rt.log_signal.notify();
-                if !rt.control.wait(backoff) {
-                    match rt.checkpoint(|| Ok(()))? {
-                        Checkpoint::Stop => {
-                            if waiting {
-                                task.log_full(false);
-                            }
-                            return Ok(None);
-                        }
-                        Checkpoint::Resumed => {
-                            rt.report(State::Running, None);
-                            task.log_full(false);
-                            waiting = false;
-                        }
-                        Checkpoint::Run => {}
+            Err(refused) => refused,
+        };
+        if !waiting {
+            tracing::warn!(connector = %rt.connector, task = rt.task, %message, "The topic log is full; the source waits.");
+            rt.report_retrying(&TaskStage::AppendToLog.name(), message);
+            task.log_full(true);
+            waiting = true;
+        }
+        rt.log_signal.notify();
+        if !rt.control.wait(backoff) {
+            match rt.checkpoint(|| Ok(()))? {
+                Checkpoint::Stop => {
+                    if waiting {
+                        task.log_full(false);
                     }
+                    return Ok(None);
                 }
-                backoff = (backoff * 2).min(Duration::from_secs(2));
+                Checkpoint::Resumed => {
+                    rt.report(State::Running, None);
+                    task.log_full(false);
+                    waiting = false;
+                }
+                Checkpoint::Run => {}
             }
         }
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+        outcome = start_append(rt, refused)?.wait().map_err(fatal)?;
     };
     if waiting {
         tracing::info!(connector = %rt.connector, task = rt.task, "The topic log has room again; the source goes on.");

@@ -17,6 +17,7 @@ mod http_sink;
 mod jdbc;
 mod kafka_listener;
 mod log;
+mod long_run;
 mod mqtt;
 mod pipeline;
 mod report;
@@ -78,6 +79,8 @@ enum Scenario {
     KafkaProduce,
     /// One Kafka client reading them back with assign().
     KafkaConsume,
+    /// The String pipeline over ten times the lines, with the log kept small while it runs.
+    LongRun,
 }
 
 impl Scenario {
@@ -104,6 +107,7 @@ impl Scenario {
             Scenario::Scrape => scrape::scenario(ctx, rows).await,
             Scenario::KafkaProduce => kafka_listener::produce_scenario(ctx, rows).await,
             Scenario::KafkaConsume => kafka_listener::consume_scenario(ctx, rows).await,
+            Scenario::LongRun => long_run::scenario(ctx, rows).await,
         }
     }
 }

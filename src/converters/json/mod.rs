@@ -108,12 +108,31 @@ impl JsonConverterConfig {
 #[derive(Clone, Debug, Default)]
 pub struct JsonConverter {
     config: JsonConverterConfig,
+    /// The last schema written and read: the records of one stream mostly share one schema.
+    cache: SchemaCache,
+}
+
+/// The JSON text of the last schema written, and the last schema node read with the schema made of it.
+#[derive(Debug, Default)]
+struct SchemaCache {
+    written: std::sync::Mutex<Option<(Schema, String)>>,
+    read: std::sync::Mutex<Option<(Json, Option<SchemaRef>)>>,
+}
+
+/// A copy starts empty: the cache is no part of the converter's settings.
+impl Clone for SchemaCache {
+    fn clone(&self) -> Self {
+        SchemaCache::default()
+    }
 }
 
 impl JsonConverter {
     /// A converter with the given settings.
     pub fn new(config: JsonConverterConfig) -> Self {
-        JsonConverter { config }
+        JsonConverter {
+            config,
+            cache: SchemaCache::default(),
+        }
     }
 
     /// A converter from the converter's config keys (prefix already stripped).
@@ -156,21 +175,50 @@ impl JsonConverter {
         if schema.is_none() && value.is_null() {
             return Ok(None);
         }
-        let node = if self.config.schemas_enable {
-            let schema_json = match schema {
-                Some(s) => self.as_json_schema(s)?,
-                None => Json::Null,
-            };
-            Json::Object(vec![
-                ("schema".into(), schema_json),
-                ("payload".into(), self.to_json(schema, value)?),
-            ])
-        } else {
-            self.to_json(schema, value)?
-        };
         let mut out = String::new();
-        write_json(&mut out, &node);
+        if self.config.schemas_enable {
+            // The envelope as `write_json` writes an object, with the schema's text from the cache.
+            out.push_str("{\"schema\":");
+            match schema {
+                Some(s) => self.write_schema(&mut out, s)?,
+                None => out.push_str("null"),
+            }
+            out.push_str(",\"payload\":");
+            write_json(&mut out, &self.to_json(schema, value)?);
+            out.push('}');
+        } else {
+            write_json(&mut out, &self.to_json(schema, value)?);
+        }
         Ok(Some(out.into_bytes()))
+    }
+
+    /// Writes a schema's JSON, from the cache when it is the last schema written.
+    fn write_schema(&self, out: &mut String, schema: &Schema) -> Result<(), DataError> {
+        let mut written = self.cache.written.lock().expect("schema cache lock");
+        if let Some((last, text)) = written.as_ref() {
+            if last == schema {
+                out.push_str(text);
+                return Ok(());
+            }
+        }
+        let mut text = String::new();
+        write_json(&mut text, &self.as_json_schema(schema)?);
+        out.push_str(&text);
+        *written = Some((schema.clone(), text));
+        Ok(())
+    }
+
+    /// The Connect schema of a schema node, from the cache when it is the last node read.
+    fn read_schema(&self, node: &Json) -> Result<Option<SchemaRef>, DataError> {
+        let mut read = self.cache.read.lock().expect("schema cache lock");
+        if let Some((last, schema)) = read.as_ref() {
+            if last == node {
+                return Ok(schema.clone());
+            }
+        }
+        let schema = self.as_connect_schema(node)?;
+        *read = Some((node.clone(), schema.clone()));
+        Ok(schema)
     }
 
     fn deserialize(&self, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
@@ -195,7 +243,7 @@ impl JsonConverter {
             }
             _ => return Err(DataError::new(ENVELOPE_ERROR)),
         };
-        let schema = self.as_connect_schema(schema_node)?;
+        let schema = self.read_schema(schema_node)?;
         let value = self.to_connect_value(schema.as_ref(), payload)?;
         Ok(SchemaAndValue::new(schema, value))
     }
