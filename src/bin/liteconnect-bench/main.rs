@@ -10,10 +10,12 @@
 //! ```
 
 mod baseline;
+mod control;
 mod durability;
 mod footprint;
 mod group_commit;
 mod http_sink;
+mod idle;
 mod jdbc;
 mod log;
 mod mqtt;
@@ -73,6 +75,10 @@ enum Scenario {
     Jdbc,
     /// Worker CPU per `GET /metrics` with 1,000 connectors (200 with --quick).
     Scrape,
+    /// Creating 2,000 connectors, the expanded list over them and create-then-delete beside them.
+    Control,
+    /// CPU and RSS of 1,000 idle connectors over 30 s.
+    Idle,
 }
 
 impl Scenario {
@@ -97,6 +103,8 @@ impl Scenario {
             Scenario::Mqtt => mqtt::scenario(ctx, rows).await,
             Scenario::Jdbc => jdbc::scenario(ctx, rows).await,
             Scenario::Scrape => scrape::scenario(ctx, rows).await,
+            Scenario::Control => control::scenario(ctx, rows).await,
+            Scenario::Idle => idle::scenario(ctx, rows).await,
         }
     }
 }
