@@ -5,6 +5,7 @@
 //! stored state is written first and the running tasks follow it. Reads take no lock on the database:
 //! configs, target states and task configs are mirrored in memory.
 
+mod expand;
 mod names;
 mod offsets;
 mod startup;
@@ -27,6 +28,7 @@ use crate::plugins::{ConnectorInfoType, Plugins};
 use crate::storage::Store;
 use crate::worker::{Mode, TaskSpec, Worker};
 
+pub use expand::Expansion;
 pub use startup::{check_startup_connectors, StartupError};
 
 pub use offsets::{ConnectorOffsets, OffsetEntry};
@@ -286,12 +288,15 @@ impl Herder {
     /// # Errors
     /// 404 when the connector has no status.
     pub fn connector_status(&self, name: &str) -> Result<ConnectorStatusView, ConnectError> {
-        let e = self.entry(name).ok_or_else(|| {
-            ConnectError::NotFound(format!("No status found for connector {name}"))
-        })?;
-        self.statuses
-            .view(name, self.connector_type(&e.config).as_str())
-            .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))
+        let not_found = || ConnectError::NotFound(format!("No status found for connector {name}"));
+        let ty = self
+            .connectors
+            .read()
+            .expect("connectors lock")
+            .get(name)
+            .map(|e| self.connector_type(&e.config))
+            .ok_or_else(not_found)?;
+        self.statuses.view(name, ty.as_str()).ok_or_else(not_found)
     }
 
     /// One task's status.

@@ -235,6 +235,24 @@ impl StatusBoard {
     /// The status view of one connector.
     pub fn view(&self, name: &str, connector_type: &str) -> Option<ConnectorStatusView> {
         let entries = self.entries.lock().expect("status lock");
+        self.view_in(&entries, name, connector_type)
+    }
+
+    /// Runs `f` with a function that gives any connector's status view, all read under one lock.
+    pub fn with_views<R>(
+        &self,
+        f: impl FnOnce(&dyn Fn(&str, &str) -> Option<ConnectorStatusView>) -> R,
+    ) -> R {
+        let entries = self.entries.lock().expect("status lock");
+        f(&|name, connector_type| self.view_in(&entries, name, connector_type))
+    }
+
+    fn view_in(
+        &self,
+        entries: &BTreeMap<String, Entry>,
+        name: &str,
+        connector_type: &str,
+    ) -> Option<ConnectorStatusView> {
         let e = entries.get(name)?;
         Some(ConnectorStatusView {
             name: name.to_string(),
