@@ -28,7 +28,11 @@ struct ControlRun {
 
 async fn control_run(s: &Settings, synchronous: &str) -> Res<ControlRun> {
     let dir = TempDir::new(s, "control")?;
-    let extra = [("storage.synchronous", synchronous)];
+    // More tasks than the default `tasks.max.total` of 1,000 allows.
+    let extra = [
+        ("storage.synchronous", synchronous),
+        ("tasks.max.total", "10000"),
+    ];
     let w = Worker::spawn(s, dir.path(), &dir.path().join("liteconnect.db"), &extra).await?;
     w.wait_healthy().await?;
     let started = Instant::now();

@@ -30,15 +30,16 @@ async fn idle_run(s: &Settings) -> Res<IdleRun> {
     let dir = TempDir::new(s, "idle")?;
     let w = Worker::spawn(s, dir.path(), &dir.path().join("liteconnect.db"), &[]).await?;
     w.wait_healthy().await?;
-    let (status, body) = w
+    let produced = w
         .api
-        .post(
-            &format!("/topics/{TOPIC}"),
-            &json!({"records": [{"value": "x"}]}),
-        )
+        .request(reqwest::Method::POST, &format!("/topics/{TOPIC}"))
+        .header("content-type", "application/vnd.kafka.json.v2+json")
+        .body(r#"{"records": [{"value": "x"}]}"#)
+        .send()
         .await?;
-    if status != 200 {
-        return Err(format!("producing to {TOPIC}: {status} {body}").into());
+    if !produced.status().is_success() {
+        let status = produced.status();
+        return Err(format!("producing to {TOPIC}: {status} {}", produced.text().await?).into());
     }
     let sources = s.stored / 2;
     let sinks = s.stored - sources;
