@@ -12,7 +12,7 @@ mod startup;
 pub mod status;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
@@ -83,6 +83,10 @@ pub struct Herder {
     /// Serialises every change.
     ops: tokio::sync::Mutex<()>,
     connectors: RwLock<BTreeMap<String, Entry>>,
+    /// Counts the changes to `connectors` (bumped under its write lock).
+    connectors_version: AtomicU64,
+    /// The last expanded list, kept until the mirror or the status board changes.
+    list_cache: std::sync::Mutex<Option<expand::ListCache>>,
     ready: AtomicBool,
 }
 
@@ -116,6 +120,8 @@ impl Herder {
             config,
             ops: tokio::sync::Mutex::new(()),
             connectors: RwLock::new(BTreeMap::new()),
+            connectors_version: AtomicU64::new(0),
+            list_cache: std::sync::Mutex::new(None),
             ready: AtomicBool::new(false),
         })
     }
@@ -168,7 +174,7 @@ impl Herder {
         let _guard = self.ops.lock().await;
         let stored = self.store.load_connectors().await?;
         {
-            let mut map = self.connectors.write().expect("connectors lock");
+            let mut map = self.connectors_mut();
             for c in &stored {
                 map.insert(
                     c.name.clone(),
@@ -201,14 +207,16 @@ impl Herder {
     }
 
     fn update<F: FnOnce(&mut Entry)>(&self, name: &str, f: F) {
-        if let Some(e) = self
-            .connectors
-            .write()
-            .expect("connectors lock")
-            .get_mut(name)
-        {
+        if let Some(e) = self.connectors_mut().get_mut(name) {
             f(e);
         }
+    }
+
+    /// The mirror, locked for a change.
+    fn connectors_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Entry>> {
+        let map = self.connectors.write().expect("connectors lock");
+        self.connectors_version.fetch_add(1, Ordering::Relaxed);
+        map
     }
 
     fn connector_type(&self, config: &Props) -> ConnectorInfoType {
@@ -406,7 +414,7 @@ impl Herder {
                 offsets.sink,
             )
             .await?;
-        self.connectors.write().expect("connectors lock").insert(
+        self.connectors_mut().insert(
             name.clone(),
             Entry {
                 config,
@@ -450,7 +458,7 @@ impl Herder {
             .put_connector_config(name.to_string(), config.clone())
             .await?;
         if created {
-            self.connectors.write().expect("connectors lock").insert(
+            self.connectors_mut().insert(
                 name.to_string(),
                 Entry {
                     config,
@@ -497,10 +505,7 @@ impl Herder {
         self.entry(name).ok_or_else(|| not_found(name))?;
         self.worker.stop_tasks(name, None).await;
         self.store.delete_connector(name.to_string()).await?;
-        self.connectors
-            .write()
-            .expect("connectors lock")
-            .remove(name);
+        self.connectors_mut().remove(name);
         self.statuses.remove_connector(name);
         Ok(())
     }
