@@ -4,6 +4,7 @@ mod cli;
 mod cli_log;
 mod common;
 mod concurrency;
+mod control_plane;
 mod edges;
 mod errors;
 mod faults;
