@@ -81,42 +81,17 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
 
 fn push_rows(rows: &mut Vec<Row>, n: usize, synchronous: &str, runs: &[ControlRun]) {
     let med = |f: fn(&ControlRun) -> f64| median(runs.iter().map(f).collect());
+    let row = |metric: String, unit, value| Row::new("control", metric, unit, value);
     let sync = format!("storage.synchronous={synchronous}");
     let many = fmt_num(n as f64);
-    rows.push(
-        Row::new(
-            "control",
-            format!("create {many} connectors, 8 in flight, {sync}"),
-            "s",
-            med(|r| r.create_s),
-        )
-        .target(Target::AtMost(1.0)),
-    );
+    let create = format!("create {many} connectors, 8 in flight, {sync}");
+    rows.push(row(create, "s", med(|r| r.create_s)).target(Target::AtMost(1.0)));
     if synchronous == "NORMAL" {
         let kb = runs.last().map_or(0, |r| r.list_len / 1024);
-        rows.push(
-            Row::new(
-                "control",
-                format!("GET {EXPANDED}, {many} connectors ({kb} KB), one connection, p50"),
-                "ms",
-                med(|r| r.list.p50_ms),
-            )
-            .target(Target::AtMost(15.0)),
-        );
-        rows.push(Row::new(
-            "control",
-            "  the same, p99",
-            "ms",
-            med(|r| r.list.p99_ms),
-        ));
+        let list = format!("GET {EXPANDED}, {many} connectors ({kb} KB), one connection, p50");
+        rows.push(row(list, "ms", med(|r| r.list.p50_ms)).target(Target::AtMost(15.0)));
+        rows.push(row("  the same, p99".into(), "ms", med(|r| r.list.p99_ms)));
     }
-    rows.push(
-        Row::new(
-            "control",
-            format!("create-then-delete cycles beside {many} connectors, {sync}"),
-            "cycles/s",
-            med(|r| r.cycles),
-        )
-        .target(Target::AtLeast(3000.0)),
-    );
+    let cycles = format!("create-then-delete cycles beside {many} connectors, {sync}");
+    rows.push(row(cycles, "cycles/s", med(|r| r.cycles)).target(Target::AtLeast(3000.0)));
 }
