@@ -1,5 +1,6 @@
-//! The control plane's fast paths: the expanded list built in one pass, connectors created with their
-//! task configs in one transaction, and sinks that sleep until something is appended.
+//! The control plane's fast paths: the expanded list built in one pass and kept until something
+//! changes, a create answered only once its task configs are stored, and sinks that sleep until
+//! something is appended.
 
 use serde_json::{json, Value as Json};
 
@@ -93,7 +94,7 @@ async fn a_created_connector_has_its_task_configs_at_once_and_after_a_kill() {
     assert_eq!(tasks[0]["config"]["task.class"], class);
     bin.kill();
 
-    // The 201 meant the config and the task configs were committed together.
+    // The 201 came after both the config and the task configs were committed.
     let bin = start_binary(dir.path(), &[]);
     let api = bin.healthy_api().await;
     let (_, tasks) = api.get("/connectors/src/tasks").await.expect("tasks");
