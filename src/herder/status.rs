@@ -250,12 +250,6 @@ impl StatusBoard {
         self.view_in(&entries, name, connector_type)
     }
 
-    /// The number of changes made to the board so far.
-    pub fn version(&self) -> u64 {
-        let _entries = self.entries.lock().expect("status lock");
-        self.version.load(Ordering::Relaxed)
-    }
-
     /// Runs `f` with the board's version and a function that gives any connector's status view, all
     /// read under one lock.
     pub fn with_views<R>(
