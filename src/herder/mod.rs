@@ -5,13 +5,14 @@
 //! stored state is written first and the running tasks follow it. Reads take no lock on the database:
 //! configs, target states and task configs are mirrored in memory.
 
+mod expand;
 mod names;
 mod offsets;
 mod startup;
 pub mod status;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
@@ -27,6 +28,7 @@ use crate::plugins::{ConnectorInfoType, Plugins};
 use crate::storage::Store;
 use crate::worker::{Mode, TaskSpec, Worker};
 
+pub use expand::Expansion;
 pub use startup::{check_startup_connectors, StartupError};
 
 pub use offsets::{ConnectorOffsets, OffsetEntry};
@@ -81,6 +83,10 @@ pub struct Herder {
     /// Serialises every change.
     ops: tokio::sync::Mutex<()>,
     connectors: RwLock<BTreeMap<String, Entry>>,
+    /// Counts the changes to `connectors` (bumped under its write lock).
+    connectors_version: AtomicU64,
+    /// The last expanded list, kept until the mirror or the status board changes.
+    list_cache: std::sync::Mutex<Option<expand::ListCache>>,
     ready: AtomicBool,
 }
 
@@ -114,6 +120,8 @@ impl Herder {
             config,
             ops: tokio::sync::Mutex::new(()),
             connectors: RwLock::new(BTreeMap::new()),
+            connectors_version: AtomicU64::new(0),
+            list_cache: std::sync::Mutex::new(None),
             ready: AtomicBool::new(false),
         })
     }
@@ -166,7 +174,7 @@ impl Herder {
         let _guard = self.ops.lock().await;
         let stored = self.store.load_connectors().await?;
         {
-            let mut map = self.connectors.write().expect("connectors lock");
+            let mut map = self.connectors_mut();
             for c in &stored {
                 map.insert(
                     c.name.clone(),
@@ -199,14 +207,16 @@ impl Herder {
     }
 
     fn update<F: FnOnce(&mut Entry)>(&self, name: &str, f: F) {
-        if let Some(e) = self
-            .connectors
-            .write()
-            .expect("connectors lock")
-            .get_mut(name)
-        {
+        if let Some(e) = self.connectors_mut().get_mut(name) {
             f(e);
         }
+    }
+
+    /// The mirror, locked for a change.
+    fn connectors_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<String, Entry>> {
+        let map = self.connectors.write().expect("connectors lock");
+        self.connectors_version.fetch_add(1, Ordering::Relaxed);
+        map
     }
 
     fn connector_type(&self, config: &Props) -> ConnectorInfoType {
@@ -286,12 +296,15 @@ impl Herder {
     /// # Errors
     /// 404 when the connector has no status.
     pub fn connector_status(&self, name: &str) -> Result<ConnectorStatusView, ConnectError> {
-        let e = self.entry(name).ok_or_else(|| {
-            ConnectError::NotFound(format!("No status found for connector {name}"))
-        })?;
-        self.statuses
-            .view(name, self.connector_type(&e.config).as_str())
-            .ok_or_else(|| ConnectError::NotFound(format!("No status found for connector {name}")))
+        let not_found = || ConnectError::NotFound(format!("No status found for connector {name}"));
+        let ty = self
+            .connectors
+            .read()
+            .expect("connectors lock")
+            .get(name)
+            .map(|e| self.connector_type(&e.config))
+            .ok_or_else(not_found)?;
+        self.statuses.view(name, ty.as_str()).ok_or_else(not_found)
     }
 
     /// One task's status.
@@ -401,7 +414,7 @@ impl Herder {
                 offsets.sink,
             )
             .await?;
-        self.connectors.write().expect("connectors lock").insert(
+        self.connectors_mut().insert(
             name.clone(),
             Entry {
                 config,
@@ -445,7 +458,7 @@ impl Herder {
             .put_connector_config(name.to_string(), config.clone())
             .await?;
         if created {
-            self.connectors.write().expect("connectors lock").insert(
+            self.connectors_mut().insert(
                 name.to_string(),
                 Entry {
                     config,
@@ -492,10 +505,7 @@ impl Herder {
         self.entry(name).ok_or_else(|| not_found(name))?;
         self.worker.stop_tasks(name, None).await;
         self.store.delete_connector(name.to_string()).await?;
-        self.connectors
-            .write()
-            .expect("connectors lock")
-            .remove(name);
+        self.connectors_mut().remove(name);
         self.statuses.remove_connector(name);
         Ok(())
     }

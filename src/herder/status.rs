@@ -5,7 +5,8 @@
 //! Each task run has a generation: reports from a task thread that has since been replaced are ignored.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde::Serialize;
 
@@ -87,6 +88,9 @@ pub struct StatusBoard {
     worker_id: String,
     store: Store,
     entries: Mutex<BTreeMap<String, Entry>>,
+    /// Counts the changes to `entries` (bumped under its lock), so that an answer built from the board
+    /// can be kept until the board changes.
+    version: AtomicU64,
 }
 
 impl StatusBoard {
@@ -96,12 +100,20 @@ impl StatusBoard {
             worker_id,
             store,
             entries: Mutex::new(BTreeMap::new()),
+            version: AtomicU64::new(0),
         })
     }
 
     /// This worker's id, as statuses show it.
     pub fn worker_id(&self) -> &str {
         &self.worker_id
+    }
+
+    /// The entries, locked for a change.
+    fn entries_mut(&self) -> MutexGuard<'_, BTreeMap<String, Entry>> {
+        let entries = self.entries.lock().expect("status lock");
+        self.version.fetch_add(1, Ordering::Relaxed);
+        entries
     }
 
     fn stored(&self, status: &Status) -> StoredStatus {
@@ -117,7 +129,7 @@ impl StatusBoard {
         let status = Status { state, trace };
         self.store
             .record_connector_status(name, self.stored(&status));
-        let mut entries = self.entries.lock().expect("status lock");
+        let mut entries = self.entries_mut();
         count_startup(
             self.store.metrics(),
             entries.get(name).map(|e| e.connector.state),
@@ -161,7 +173,7 @@ impl StatusBoard {
         let status = Status { state, trace: None };
         self.store
             .record_task_status(name, task, self.stored(&status));
-        let mut entries = self.entries.lock().expect("status lock");
+        let mut entries = self.entries_mut();
         let entry = entries.entry(name.to_string()).or_insert_with(|| Entry {
             connector: Status {
                 state: State::Unassigned,
@@ -181,7 +193,7 @@ impl StatusBoard {
         state: State,
         trace: Option<String>,
     ) {
-        let mut entries = self.entries.lock().expect("status lock");
+        let mut entries = self.entries_mut();
         let Some((status, current)) = entries.get_mut(name).and_then(|e| e.tasks.get_mut(&task))
         else {
             return;
@@ -197,7 +209,7 @@ impl StatusBoard {
 
     /// Sets a task's state whatever its generation (used by the herder, e.g. for RESTARTING).
     pub fn force_task(&self, name: &str, task: u32, state: State, trace: Option<String>) {
-        let mut entries = self.entries.lock().expect("status lock");
+        let mut entries = self.entries_mut();
         if let Some((status, _)) = entries.get_mut(name).and_then(|e| e.tasks.get_mut(&task)) {
             *status = Status { state, trace };
             let stored = self.stored(status);
@@ -208,7 +220,7 @@ impl StatusBoard {
 
     /// Forgets tasks numbered `from` and above.
     pub fn remove_tasks_from(&self, name: &str, from: u32) {
-        if let Some(e) = self.entries.lock().expect("status lock").get_mut(name) {
+        if let Some(e) = self.entries_mut().get_mut(name) {
             e.tasks.retain(|t, _| *t < from);
         }
         self.store.forget_task_statuses(name, from);
@@ -216,7 +228,7 @@ impl StatusBoard {
 
     /// Forgets a connector entirely (it was deleted).
     pub fn remove_connector(&self, name: &str) {
-        self.entries.lock().expect("status lock").remove(name);
+        self.entries_mut().remove(name);
     }
 
     /// Every connector's state with its tasks' states, by name and task id, read under one lock.
@@ -235,6 +247,28 @@ impl StatusBoard {
     /// The status view of one connector.
     pub fn view(&self, name: &str, connector_type: &str) -> Option<ConnectorStatusView> {
         let entries = self.entries.lock().expect("status lock");
+        self.view_in(&entries, name, connector_type)
+    }
+
+    /// Runs `f` with the board's version and a function that gives any connector's status view, all
+    /// read under one lock.
+    pub fn with_views<R>(
+        &self,
+        f: impl FnOnce(u64, &dyn Fn(&str, &str) -> Option<ConnectorStatusView>) -> R,
+    ) -> R {
+        let entries = self.entries.lock().expect("status lock");
+        let version = self.version.load(Ordering::Relaxed);
+        f(version, &|name, connector_type| {
+            self.view_in(&entries, name, connector_type)
+        })
+    }
+
+    fn view_in(
+        &self,
+        entries: &BTreeMap<String, Entry>,
+        name: &str,
+        connector_type: &str,
+    ) -> Option<ConnectorStatusView> {
         let e = entries.get(name)?;
         Some(ConnectorStatusView {
             name: name.to_string(),

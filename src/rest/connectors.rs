@@ -8,7 +8,7 @@ use warp::http::Method;
 
 use super::{connector_location, only, parse_body, query_flag, ApiState, Reply, Request, Result};
 use crate::config::connector::invalid_config_message;
-use crate::herder::{ConnectorOffsets, OffsetEntry};
+use crate::herder::{ConnectorOffsets, Expansion, OffsetEntry};
 use crate::model::TargetState;
 
 /// The body of `POST /connectors`. Unknown fields are refused (400), unlike Kafka's 500.
@@ -85,7 +85,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
         [name] => {
             only(m, &[Method::GET, Method::DELETE])?;
             if *m == Method::GET {
-                Ok(Reply::json(200, &h.connector_info(name)?))
+                Ok(Reply::json_text(200, &h.connector_info(name)?))
             } else {
                 h.delete_connector(name).await?;
                 tracing::info!(connector = %name, "Connector deleted.");
@@ -95,7 +95,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
         [name, "config"] => config(state, req, name).await,
         [name, "status"] => {
             only(m, &[Method::GET])?;
-            Ok(Reply::json(200, &h.connector_status(name)?))
+            Ok(Reply::json_text(200, &h.connector_status(name)?))
         }
         [name, "restart"] => {
             only(m, &[Method::POST])?;
@@ -126,7 +126,10 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
         }
         [name, "tasks", task, "status"] => {
             only(m, &[Method::GET])?;
-            Ok(Reply::json(200, &h.task_status(name, parse_task(task)?)?))
+            Ok(Reply::json_text(
+                200,
+                &h.task_status(name, parse_task(task)?)?,
+            ))
         }
         [name, "tasks", task, "restart"] => {
             only(m, &[Method::POST])?;
@@ -202,45 +205,29 @@ async fn offsets(state: &ApiState, req: &Request<'_>, name: &str) -> Result {
 
 fn list(state: &ApiState, req: &Request<'_>) -> Result {
     let h = &state.herder;
-    let names = h.connector_names();
-    let expand: Vec<&str> = req
-        .query
-        .iter()
-        .filter(|(k, _)| k == "expand")
-        .map(|(_, v)| v.as_str())
-        .collect();
-    if expand.is_empty() {
-        return Ok(Reply::json(200, &names));
+    let mut expand = req.query.iter().filter(|(k, _)| k == "expand").peekable();
+    if expand.peek().is_none() {
+        return Ok(Reply::json_text(200, &h.connector_names()));
     }
-    let mut out = Map::new();
-    for name in names {
-        let mut entry = Map::new();
-        let mut missing = false;
-        for e in &expand {
-            match *e {
-                "status" => match h.connector_status(&name) {
-                    Ok(s) => {
-                        entry.insert(
-                            "status".into(),
-                            serde_json::to_value(s).unwrap_or(Json::Null),
-                        );
-                    }
-                    Err(_) => missing = true,
-                },
-                "info" => match h.connector_info(&name) {
-                    Ok(i) => {
-                        entry.insert("info".into(), serde_json::to_value(i).unwrap_or(Json::Null));
-                    }
-                    Err(_) => missing = true,
-                },
-                other => tracing::info!(expand = other, "Ignoring unknown expansion type."),
+    let mut wanted = Vec::new();
+    for (_, e) in expand {
+        let x = match e.as_str() {
+            "status" => Expansion::Status,
+            "info" => Expansion::Info,
+            other => {
+                tracing::info!(expand = other, "Ignoring unknown expansion type.");
+                continue;
             }
-        }
-        if !missing {
-            out.insert(name, Json::Object(entry));
+        };
+        if !wanted.contains(&x) {
+            wanted.push(x);
         }
     }
-    Ok(Reply::json(200, &out))
+    Ok(Reply::text(
+        200,
+        "application/json",
+        h.expanded_list(&wanted),
+    ))
 }
 
 /// A parsed `POST /connectors` body: name, config (nulls kept, to fail validation), initial state, offsets.
@@ -285,5 +272,5 @@ async fn create(state: &ApiState, req: &Request<'_>) -> Result {
         .create_connector(&name, config, initial, offsets)
         .await?;
     tracing::info!(connector = %info.name, initial_state = ?initial, "Connector created.");
-    Ok(Reply::json(201, &info).with_location(connector_location(&info.name)))
+    Ok(Reply::json_text(201, &info).with_location(connector_location(&info.name)))
 }

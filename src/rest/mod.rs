@@ -63,6 +63,14 @@ impl Reply {
             raw: false,
         }
     }
+    /// A JSON reply serialized straight into its text, without a JSON tree in between (for answers
+    /// nothing reads before they are sent).
+    pub(crate) fn json_text<T: Serialize>(status: u16, body: &T) -> Reply {
+        match serde_json::to_string(body) {
+            Ok(text) => Reply::text(status, "application/json", text),
+            Err(_) => Reply::json(status, &Json::Null),
+        }
+    }
     pub(crate) fn empty(status: u16) -> Reply {
         Reply {
             status,

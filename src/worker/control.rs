@@ -128,6 +128,12 @@ impl LogSignal {
         self.appends.subscribe()
     }
 
+    /// How many appends have been signalled so far: a task that reads it before looking at the log and
+    /// finds it unchanged afterwards knows that nothing arrived meanwhile.
+    pub fn appends(&self) -> u64 {
+        *self.appends.borrow()
+    }
+
     /// Ends the waits of async subscribers, now and later (the worker is shutting down).
     pub fn close(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -199,7 +205,9 @@ mod tests {
         let signal = LogSignal::default();
         let mut rx = signal.subscribe();
         assert!(!rx.has_changed().unwrap());
+        assert_eq!(signal.appends(), 0);
         signal.notify();
+        assert_eq!(signal.appends(), 1);
         assert!(rx.has_changed().unwrap());
         rx.mark_unchanged();
         assert!(!signal.is_closed());

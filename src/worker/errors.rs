@@ -26,6 +26,8 @@ pub(crate) struct ErrorHandler {
     dlq_context_headers: bool,
     skipped: AtomicU64,
     metrics: Arc<TaskMetrics>,
+    /// Woken after a dead letter queue append, as every append wakes the log's readers.
+    signal: Option<Arc<super::LogSignal>>,
 }
 
 impl ErrorHandler {
@@ -52,7 +54,14 @@ impl ErrorHandler {
             dlq_context_headers: settings.dlq_context_headers,
             skipped: AtomicU64::new(0),
             metrics,
+            signal: None,
         }
+    }
+
+    /// Wakes the log's readers through `signal` after each dead letter queue append.
+    pub(crate) fn wakes(mut self, signal: Arc<super::LogSignal>) -> Self {
+        self.signal = Some(signal);
+        self
     }
 
     /// How many records were skipped so far.
@@ -147,6 +156,9 @@ impl ErrorHandler {
                 ErrorCounters::bump(&errors.dlq_failures);
                 StageError::fatal(TaskStage::WriteDeadLetterQueue, e)
             })?;
+            if let Some(signal) = &self.signal {
+                signal.notify();
+            }
         }
         Ok(())
     }

@@ -292,7 +292,8 @@ impl Worker {
                 task,
                 connector_config,
                 (is_sink, metrics.clone()),
-            ),
+            )
+            .wakes(self.log_signal.clone()),
             worker: self.config.clone(),
             metrics,
         };

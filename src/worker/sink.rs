@@ -17,8 +17,12 @@ use crate::storage::{LogRecord, TopicPartition};
 
 /// Records read per partition per round.
 const MAX_BATCH: usize = 2000;
-/// How long a caught-up sink sleeps before it looks for new topics (for `topics.regex`).
+/// How long a caught-up sink sleeps before it looks for new topics (for `topics.regex`), when records
+/// were appended since it last looked.
 const IDLE_WAIT: Duration = Duration::from_secs(1);
+/// How long a caught-up sink sleeps when nothing was appended since it last looked for topics: until an
+/// append or a control change wakes it (the hour only bounds the wait).
+const EVENT_WAIT: Duration = Duration::from_secs(3600);
 
 fn storage_error(e: crate::storage::StorageError) -> StageError {
     StageError::fatal(TaskStage::ReadLog, e)
@@ -193,6 +197,8 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
     let mut backoff = Duration::from_millis(100);
     let mut last_commit = Instant::now();
     let mut last_assign: Option<Instant> = None;
+    // The append count when the topics were last listed.
+    let mut assigned_at = 0u64;
     loop {
         let settle = || commit(rt, &sub, task, &mut positions).map(|_| ());
         match rt.checkpoint(settle)? {
@@ -206,6 +212,7 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
         // A sink with nothing assigned yet looks for its topics whenever the log wakes it, so a topic created
         // after the sink started is found at its first append rather than up to IDLE_WAIT later.
         if positions.next.is_empty() || last_assign.is_none_or(|t| t.elapsed() >= IDLE_WAIT) {
+            assigned_at = rt.log_signal.appends();
             assign(rt, &sub, &mut positions)?;
             last_assign = Some(Instant::now());
         }
@@ -276,8 +283,18 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
             }
         }
         if delivered == 0 {
-            rt.control.wait(IDLE_WAIT);
+            rt.control.wait(idle_wait(rt, assigned_at));
         }
+    }
+}
+
+/// A caught-up sink with no append since it listed the topics has nothing to look for until one comes;
+/// otherwise it lists them again after [`IDLE_WAIT`] (a new topic's first records).
+fn idle_wait(rt: &TaskRuntime, assigned_at: u64) -> Duration {
+    if rt.log_signal.appends() == assigned_at {
+        EVENT_WAIT
+    } else {
+        IDLE_WAIT
     }
 }
 

@@ -5,6 +5,7 @@ mod cli_log;
 mod common;
 mod concurrency;
 mod console;
+mod control_plane;
 mod edges;
 mod errors;
 mod faults;

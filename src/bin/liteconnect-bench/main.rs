@@ -10,10 +10,12 @@
 //! ```
 
 mod baseline;
+mod control;
 mod durability;
 mod footprint;
 mod group_commit;
 mod http_sink;
+mod idle;
 mod jdbc;
 mod kafka_listener;
 mod log;
@@ -81,6 +83,10 @@ enum Scenario {
     KafkaConsume,
     /// The String pipeline over ten times the lines, with the log kept small while it runs.
     LongRun,
+    /// Creating 2,000 connectors, the expanded list over them and create-then-delete beside them.
+    Control,
+    /// CPU and RSS of 1,000 idle connectors over 30 s.
+    Idle,
 }
 
 impl Scenario {
@@ -108,6 +114,8 @@ impl Scenario {
             Scenario::KafkaProduce => kafka_listener::produce_scenario(ctx, rows).await,
             Scenario::KafkaConsume => kafka_listener::consume_scenario(ctx, rows).await,
             Scenario::LongRun => long_run::scenario(ctx, rows).await,
+            Scenario::Control => control::scenario(ctx, rows).await,
+            Scenario::Idle => idle::scenario(ctx, rows).await,
         }
     }
 }

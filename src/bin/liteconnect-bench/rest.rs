@@ -14,6 +14,8 @@ use crate::{measured_runs, Ctx, Error, Res, Settings};
 
 /// Concurrent connections of the load.
 const CONNS: usize = 32;
+/// The list with both expansions.
+pub(crate) const EXPANDED: &str = "/connectors?expand=status&expand=info";
 
 /// One keep-alive HTTP/1.1 connection that sends GETs and reads `Content-Length` bodies. It costs far
 /// less CPU per request than a general-purpose client, which leaves more of the machine to the server
@@ -83,7 +85,12 @@ impl RawConn {
 }
 
 /// `conns` concurrent clients, each on its own keep-alive connection, send GETs for `window`.
-async fn load(base: &str, paths: Arc<Vec<String>>, conns: usize, window: Duration) -> Res<Load> {
+pub(crate) async fn load(
+    base: &str,
+    paths: Arc<Vec<String>>,
+    conns: usize,
+    window: Duration,
+) -> Res<Load> {
     let deadline = Instant::now() + window;
     let started = Instant::now();
     let mut handles = Vec::new();
@@ -188,6 +195,8 @@ pub(crate) async fn spawn_baseline_server(settings: &Settings) -> Res<Worker> {
 struct RestRun {
     status: Load,
     list: Load,
+    /// The list with both expansions.
+    expanded: Load,
     /// Create-then-delete cycles a second.
     cycles: f64,
     /// Worker CPU time per status request, in µs.
@@ -195,6 +204,7 @@ struct RestRun {
     /// Body sizes of one status answer and of the list, for the baseline server to answer with.
     status_len: usize,
     list_len: usize,
+    expanded_len: usize,
 }
 
 /// One worker with `connectors` idle connectors under the status load, the list load and the cycles.
@@ -227,20 +237,30 @@ async fn rest_run(s: &Settings) -> Res<RestRun> {
     let list_path = "/connectors?expand=status".to_string();
     let list_len = body_len(list_path.clone()).await?;
     let list = load(&w.url, Arc::new(vec![list_path]), CONNS, s.window).await?;
+    let expanded_len = body_len(EXPANDED.to_string()).await?;
+    let expanded = load(
+        &w.url,
+        Arc::new(vec![EXPANDED.to_string()]),
+        CONNS,
+        s.window,
+    )
+    .await?;
     let cycles = create_delete_cycles(&w, s.window).await?;
     w.stop()?;
     Ok(RestRun {
         status,
         list,
+        expanded,
         cycles,
         cpu_per_req,
         status_len,
         list_len,
+        expanded_len,
     })
 }
 
 /// Create-then-delete cycles, one after another, for `window`; returns cycles a second.
-async fn create_delete_cycles(w: &Worker, window: Duration) -> Res<f64> {
+pub(crate) async fn create_delete_cycles(w: &Worker, window: Duration) -> Res<f64> {
     let started = Instant::now();
     let mut cycles = 0u64;
     while started.elapsed() < window {
@@ -282,32 +302,36 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
     let s = ctx.settings.clone();
     let runs = measured_runs(&s, "rest", "requests", || rest_run(&s), |r: &RestRun| {
         let figures = format!(
-            "status {} req/s (p50 {:.2} ms, p99 {:.2} ms, {} errors), list {} req/s (p99 {:.2} ms), {:.0} create+delete/s",
+            "status {} req/s (p50 {:.2} ms, p99 {:.2} ms, {} errors), list {} req/s (p99 {:.2} ms), status+info {} req/s, {:.0} create+delete/s",
             fmt_num(r.status.rate),
             r.status.p50_ms,
             r.status.p99_ms,
             r.status.errors,
             fmt_num(r.list.rate),
             r.list.p99_ms,
+            fmt_num(r.expanded.rate),
             r.cycles
         );
-        (figures, r.status.errors + r.list.errors)
+        (figures, r.status.errors + r.list.errors + r.expanded.errors)
     })
     .await?;
-    let (status_len, list_len) = runs
+    let (status_len, list_len, expanded_len) = runs
         .last()
-        .map(|r| (r.status_len, r.list_len))
+        .map(|r| (r.status_len, r.list_len, r.expanded_len))
         .unwrap_or_default();
     // Baseline: a server that does nothing but answer with a body of the same size.
     let mut base_status = Vec::new();
     let mut base_list = Vec::new();
+    let mut base_expanded = Vec::new();
     for _ in 0..s.runs {
         base_status.push(baseline_load(&s, status_len).await?);
         base_list.push(baseline_load(&s, list_len).await?);
+        base_expanded.push(baseline_load(&s, expanded_len).await?);
     }
     let base = Baselines {
         status: base_status,
         list: base_list,
+        expanded: base_expanded,
         cycles: sqlite_cycles(&s)?,
     };
     push_rows(rows, &s, &runs, &base);
@@ -318,6 +342,7 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
 struct Baselines {
     status: Vec<Load>,
     list: Vec<Load>,
+    expanded: Vec<Load>,
     cycles: f64,
 }
 
@@ -364,6 +389,25 @@ fn push_rows(rows: &mut Vec<Row>, s: &Settings, runs: &[RestRun], base: &Baselin
     rows.extend(Row::latencies("rest", FIXED, |f| {
         (med(&list, f), med(&base_list, f))
     }));
+    let expanded: Vec<&Load> = runs.iter().map(|r| &r.expanded).collect();
+    let base_expanded: Vec<&Load> = base.expanded.iter().collect();
+    let expanded_len = runs.last().map_or(0, |r| r.expanded_len);
+    rows.push(
+        Row::new(
+            "rest",
+            format!(
+                "GET {EXPANDED}, {c} connectors ({} KB)",
+                expanded_len / 1024
+            ),
+            "req/s",
+            med(&expanded, |l| l.rate),
+        )
+        .baseline(FIXED, med(&base_expanded, |l| l.rate))
+        .target(Target::AtLeast(10_000.0)),
+    );
+    rows.extend(Row::latencies("rest", FIXED, |f| {
+        (med(&expanded, f), med(&base_expanded, f))
+    }));
     rows.push(
         Row::new(
             "rest",
@@ -371,6 +415,7 @@ fn push_rows(rows: &mut Vec<Row>, s: &Settings, runs: &[RestRun], base: &Baselin
             "cycles/s",
             median(runs.iter().map(|r| r.cycles).collect()),
         )
-        .baseline("bare SQLite insert + delete", base.cycles),
+        .baseline("bare SQLite insert + delete", base.cycles)
+        .target(Target::AtLeast(3000.0)),
     );
 }

@@ -1,0 +1,104 @@
+//! The idle scenario: 1,000 connectors (200 with --quick) with nothing to do, half sources with nothing
+//! to read and half sinks that have consumed everything, and the worker's CPU time (utime + stime from
+//! `/proc`) over 30 seconds (6 with --quick) of doing nothing, with its RSS.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::report::{median, Row, Target};
+use crate::worker::{TempDir, Worker};
+use crate::{measured_runs, Ctx, Res, Settings};
+
+const MOCK_SINK: &str = "org.apache.kafka.connect.tools.MockSinkConnector";
+
+/// The topic the idle sinks read: one record, consumed before the measurement starts.
+const TOPIC: &str = "idle";
+
+/// Three load windows: 30 s, 6 s with --quick.
+fn idle_window(s: &Settings) -> Duration {
+    s.window * 3
+}
+
+struct IdleRun {
+    /// Percent of one core over the window.
+    cpu_pct: f64,
+    rss_mib: f64,
+}
+
+async fn idle_run(s: &Settings) -> Res<IdleRun> {
+    let dir = TempDir::new(s, "idle")?;
+    let w = Worker::spawn(s, dir.path(), &dir.path().join("liteconnect.db"), &[]).await?;
+    w.wait_healthy().await?;
+    let produced = w
+        .api
+        .request(reqwest::Method::POST, &format!("/topics/{TOPIC}"))
+        .header("content-type", "application/vnd.kafka.json.v2+json")
+        .body(r#"{"records": [{"value": "x"}]}"#)
+        .send()
+        .await?;
+    if !produced.status().is_success() {
+        let status = produced.status();
+        return Err(format!("producing to {TOPIC}: {status} {}", produced.text().await?).into());
+    }
+    let sources = s.stored / 2;
+    let sinks = s.stored - sources;
+    w.create_idle_connectors(sources).await?;
+    for i in 0..sinks {
+        let config = json!({"connector.class": MOCK_SINK, "tasks.max": "1", "topics": TOPIC});
+        w.create(&format!("k{i:04}"), config).await?;
+    }
+    w.wait_all_running(s.stored).await?;
+    for i in 0..sinks {
+        w.wait_sink_committed(&format!("k{i:04}"), Duration::from_millis(50), 1)
+            .await?;
+    }
+    // Let start-up work (status writes, first commits) settle before the window opens.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let window = idle_window(s);
+    let cpu0 = w.cpu()?;
+    tokio::time::sleep(window).await;
+    let cpu = (w.cpu()? - cpu0).as_secs_f64();
+    let rss_mib = w.rss_mib()?;
+    w.stop()?;
+    Ok(IdleRun {
+        cpu_pct: cpu / window.as_secs_f64() * 100.0,
+        rss_mib,
+    })
+}
+
+pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
+    let s = ctx.settings.clone();
+    let runs = measured_runs(
+        &s,
+        "idle",
+        "runs",
+        || idle_run(&s),
+        |r: &IdleRun| {
+            let figures = format!("{:.2} % of a core, {:.1} MiB", r.cpu_pct, r.rss_mib);
+            (figures, 0)
+        },
+    )
+    .await?;
+    let n = s.stored;
+    let secs = idle_window(&s).as_secs();
+    rows.push(
+        Row::new(
+            "idle",
+            format!("CPU of {n} idle connectors (half sources, half sinks) over {secs} s"),
+            "% core",
+            median(runs.iter().map(|r| r.cpu_pct).collect()),
+        )
+        .target(Target::Below(1.0)),
+    );
+    rows.push(
+        Row::new(
+            "idle",
+            "  RSS with them running",
+            "MiB",
+            median(runs.iter().map(|r| r.rss_mib).collect()),
+        )
+        .target(Target::AtMost(40.0)),
+    );
+    Ok(())
+}
