@@ -49,6 +49,8 @@ pub struct Connection {
     pub authenticated: bool,
     /// The peer's address as Kafka shows it in DescribeGroups (`/127.0.0.1`).
     pub client_host: String,
+    /// Fetch's reads of what follows the records it last sent, per partition.
+    pub read_ahead: super::fetch::ReadAhead,
 }
 
 /// What to do after a request.
@@ -131,7 +133,9 @@ impl Broker {
         let Frame { request, .. } = &frame;
         match request {
             Request::Produce(r) => produce::produce(self, &frame, r.clone()).await,
-            Request::Fetch(r) => super::fetch::fetch(self, &frame, r.clone()).await,
+            Request::Fetch(r) => {
+                super::fetch::fetch(self, &mut conn.read_ahead, &frame, r.clone()).await
+            }
             Request::ListOffsets(r) => super::metadata::list_offsets(self, &frame, r).await,
             Request::Metadata(r) => super::metadata::metadata(self, conn, &frame, r).await,
             Request::DescribeCluster(_) => super::metadata::describe_cluster(self, conn, &frame),

@@ -2,6 +2,7 @@
 //! that finds fewer than `min_bytes` waits for the next append (woken by it, not by a timer) until
 //! `max_wait_ms`.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -12,26 +13,16 @@ use kafka_protocol::records::{
     Compression, Record, RecordBatchEncoder, RecordEncodeOptions, TimestampType,
 };
 use kafka_protocol::ResponseError;
+use tokio::task::JoinHandle;
 
 use super::codec::Frame;
 use super::dispatch::{respond, Broker, Reply};
-use crate::storage::{LogRecord, TopicPartition};
+use crate::storage::{LogRecord, Store, TopicPartition};
 
 /// The most records read for one partition in one fetch.
 const MAX_RECORDS: usize = 20_000;
-/// Bytes a record batch adds around its records (its header), and each record around its data.
+/// Bytes a record batch adds around its records (its header).
 const BATCH_OVERHEAD: usize = 61;
-const RECORD_OVERHEAD: usize = 20;
-
-fn record_size(r: &LogRecord) -> usize {
-    RECORD_OVERHEAD
-        + r.key.as_ref().map_or(0, Vec::len)
-        + r.value.as_ref().map_or(0, Vec::len)
-        + r.headers
-            .iter()
-            .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len) + 4)
-            .sum::<usize>()
-}
 
 /// A record of the log as the protocol crate encodes it.
 pub(crate) fn to_record(r: LogRecord) -> Record {
@@ -79,9 +70,83 @@ pub fn encode_batches(records: Vec<LogRecord>) -> Result<Bytes, String> {
     Ok(buf.freeze())
 }
 
+/// What reading one partition gave: its records as record batches and the offset after the last.
+struct Encoded {
+    bytes: Bytes,
+    next: i64,
+}
+
+/// Why a read gave no records: the storage failed or the records could not be encoded.
+enum ReadError {
+    Storage,
+    Encode(String),
+}
+
+/// Reads records from `from` on within `max_bytes` and encodes them (at least one record when any is
+/// there).
+async fn read_encoded(
+    store: Store,
+    tp: TopicPartition,
+    from: i64,
+    max_bytes: usize,
+) -> Result<Encoded, ReadError> {
+    let wanted = (max_bytes / 64).clamp(1, MAX_RECORDS);
+    let budget = max_bytes.saturating_sub(BATCH_OVERHEAD);
+    let records = store
+        .read_within(tp, from, wanted, budget)
+        .await
+        .map_err(|_| ReadError::Storage)?;
+    let next = records.last().map_or(from, |r| r.offset + 1);
+    let bytes = encode_batches(records).map_err(ReadError::Encode)?;
+    Ok(Encoded { bytes, next })
+}
+
+/// A connection's reads started as soon as a fetch was answered, one per partition: the records that
+/// follow the ones just sent, read and encoded while the client takes those in, so that its next fetch
+/// finds them ready. A read is used only by a fetch of the same partition from the same offset with
+/// the same byte limit, after that fetch has checked the offset against the log (records are never
+/// changed once written and retention deletes from the start, so records read ahead are still the
+/// log's when the offset is still in it); any other fetch of the partition drops it.
+#[derive(Default)]
+pub struct ReadAhead {
+    pending: HashMap<TopicPartition, Pending>,
+}
+
+struct Pending {
+    from: i64,
+    max_bytes: usize,
+    read: JoinHandle<Result<Encoded, ReadError>>,
+}
+
+impl ReadAhead {
+    /// The read started for `tp` from `from` within `max_bytes`, if that is what was started.
+    fn take(
+        &mut self,
+        tp: &TopicPartition,
+        from: i64,
+        max_bytes: usize,
+    ) -> Option<JoinHandle<Result<Encoded, ReadError>>> {
+        let pending = self.pending.remove(tp)?;
+        (pending.from == from && pending.max_bytes == max_bytes).then_some(pending.read)
+    }
+
+    fn start(&mut self, store: &Store, tp: TopicPartition, from: i64, max_bytes: usize) {
+        let read = tokio::spawn(read_encoded(store.clone(), tp.clone(), from, max_bytes));
+        self.pending.insert(
+            tp,
+            Pending {
+                from,
+                max_bytes,
+                read,
+            },
+        );
+    }
+}
+
 /// Reads one partition from `offset`, within `max_bytes` (at least one record when any is there).
 async fn read_partition(
     broker: &Broker,
+    ahead: &mut ReadAhead,
     topic: &str,
     partition: i32,
     offset: i64,
@@ -92,6 +157,7 @@ async fn read_partition(
         topic: topic.to_string(),
         partition,
     };
+    let started = ahead.take(&tp, offset, max_bytes);
     let offsets = match broker.store.partition_offsets(tp.clone()).await {
         Ok(Some(o)) => o,
         Ok(None) => {
@@ -120,33 +186,32 @@ async fn read_partition(
     if offset == offsets.end {
         return (data.with_records(Some(Bytes::new())), 0);
     }
-    let wanted = (max_bytes / 64).clamp(1, MAX_RECORDS);
-    let records = match broker.store.read(tp, offset, wanted).await {
-        Ok(r) => r,
-        Err(_) => {
-            return (
-                data.with_error_code(ResponseError::KafkaStorageError.code()),
-                0,
-            )
-        }
+    // A read ahead that ends past this log's end is not of this log (the topic was deleted and created
+    // again since): read again.
+    let ready = match started {
+        Some(read) => match read.await {
+            Ok(Ok(r)) if r.next <= offsets.end => Some(r),
+            _ => None,
+        },
+        None => None,
     };
-    let mut size = BATCH_OVERHEAD;
-    let keep = records
-        .iter()
-        .take_while(|r| {
-            size += record_size(r);
-            size <= max_bytes
-        })
-        .count()
-        .max(1)
-        .min(records.len());
-    let records: Vec<LogRecord> = records.into_iter().take(keep).collect();
-    match encode_batches(records) {
-        Ok(bytes) => {
-            let n = bytes.len();
-            (data.with_records(Some(bytes)), n)
+    let read = match ready {
+        Some(r) => Ok(r),
+        None => read_encoded(broker.store.clone(), tp.clone(), offset, max_bytes).await,
+    };
+    match read {
+        Ok(r) => {
+            if r.next < offsets.end {
+                ahead.start(&broker.store, tp, r.next, max_bytes);
+            }
+            let n = r.bytes.len();
+            (data.with_records(Some(r.bytes)), n)
         }
-        Err(e) => {
+        Err(ReadError::Storage) => (
+            data.with_error_code(ResponseError::KafkaStorageError.code()),
+            0,
+        ),
+        Err(ReadError::Encode(e)) => {
             tracing::warn!(error = %e, topic, partition, "Could not encode fetched records.");
             (
                 data.with_error_code(ResponseError::UnknownServerError.code()),
@@ -157,7 +222,11 @@ async fn read_partition(
 }
 
 /// One pass over every partition asked for: the answer and the bytes it carries.
-async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, usize) {
+async fn fetch_once(
+    broker: &Broker,
+    ahead: &mut ReadAhead,
+    request: &FetchRequest,
+) -> (FetchResponse, usize) {
     let mut remaining = usize::try_from(request.max_bytes).unwrap_or(0).max(1);
     let mut total = 0;
     let mut responses = Vec::new();
@@ -177,6 +246,7 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
             } else {
                 read_partition(
                     broker,
+                    ahead,
                     t.topic.as_str(),
                     p.partition,
                     p.fetch_offset,
@@ -198,14 +268,19 @@ async fn fetch_once(broker: &Broker, request: &FetchRequest) -> (FetchResponse, 
 }
 
 /// Fetch: answers once `min_bytes` are there, an error is, or `max_wait_ms` has passed.
-pub(super) async fn fetch(broker: &Broker, frame: &Frame, request: FetchRequest) -> Reply {
+pub(super) async fn fetch(
+    broker: &Broker,
+    ahead: &mut ReadAhead,
+    frame: &Frame,
+    request: FetchRequest,
+) -> Reply {
     let wait = Duration::from_millis(u64::try_from(request.max_wait_ms).unwrap_or(0));
     let deadline = tokio::time::Instant::now() + wait;
     let min_bytes = usize::try_from(request.min_bytes).unwrap_or(0);
     // Subscribed before the first read: an append after it wakes the wait below.
     let mut appended = broker.signal.subscribe();
     loop {
-        let (response, bytes) = fetch_once(broker, &request).await;
+        let (response, bytes) = fetch_once(broker, ahead, &request).await;
         let errors = response
             .responses
             .iter()
@@ -216,7 +291,7 @@ pub(super) async fn fetch(broker: &Broker, frame: &Frame, request: FetchRequest)
         }
         match tokio::time::timeout_at(deadline, appended.changed()).await {
             Ok(Ok(())) => continue,
-            _ => return respond(frame, &fetch_once(broker, &request).await.0),
+            _ => return respond(frame, &fetch_once(broker, ahead, &request).await.0),
         }
     }
 }

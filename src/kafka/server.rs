@@ -55,6 +55,7 @@ pub async fn serve(listener: KafkaSocket, broker: Arc<Broker>, mut stop: watch::
             }),
             authenticated: !listener.sasl,
             client_host: format!("/{}", peer.ip()),
+            read_ahead: Default::default(),
         };
         let (broker, stop, tls) = (broker.clone(), stop.clone(), listener.tls.clone());
         tokio::spawn(async move {

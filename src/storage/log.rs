@@ -53,6 +53,20 @@ pub struct LogRecord {
     pub headers: Vec<(String, Option<Vec<u8>>)>,
 }
 
+impl LogRecord {
+    /// About what the record takes in a record batch: its key, value and headers and 20 bytes for
+    /// the lengths and deltas around them.
+    pub fn size(&self) -> usize {
+        20 + self.key.as_ref().map_or(0, Vec::len)
+            + self.value.as_ref().map_or(0, Vec::len)
+            + self
+                .headers
+                .iter()
+                .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len) + 4)
+                .sum::<usize>()
+    }
+}
+
 /// Everything one source poll produced: written in one transaction, so the log and the source offsets
 /// never disagree (exactly-once into the log).
 #[derive(Clone, Debug, Default)]
@@ -283,25 +297,43 @@ pub(super) fn read(
     from: i64,
     max: usize,
 ) -> Result<Vec<LogRecord>, StorageError> {
+    read_within(conn, tp, from, max, usize::MAX)
+}
+
+/// Up to `max` records from `from` on, stopping before the record that would take the sum of their
+/// [`LogRecord::size`] past `max_bytes` (the first record is always read).
+pub(super) fn read_within(
+    conn: &Connection,
+    tp: &TopicPartition,
+    from: i64,
+    max: usize,
+    max_bytes: usize,
+) -> Result<Vec<LogRecord>, StorageError> {
     let mut stmt = conn.prepare_cached(
         "SELECT r.offset, r.timestamp_ms, r.key, r.value, r.headers FROM records r
          JOIN topics t ON t.id = r.topic_id
          WHERE t.name = ?1 AND r.partition = ?2 AND r.offset >= ?3 ORDER BY r.offset LIMIT ?4",
     )?;
-    let rows = stmt
-        .query_map(params![tp.topic, tp.partition, from, max as i64], |r| {
-            Ok(LogRecord {
-                topic: tp.topic.clone(),
-                partition: tp.partition,
-                offset: r.get(0)?,
-                timestamp: r.get(1)?,
-                key: r.get(2)?,
-                value: r.get(3)?,
-                headers: decode_headers(r.get::<_, Option<Vec<u8>>>(4)?.as_deref()),
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(rows)
+    let mut rows = stmt.query(params![tp.topic, tp.partition, from, max as i64])?;
+    let mut out = Vec::new();
+    let mut bytes = 0usize;
+    while let Some(r) = rows.next()? {
+        let record = LogRecord {
+            topic: tp.topic.clone(),
+            partition: tp.partition,
+            offset: r.get(0)?,
+            timestamp: r.get(1)?,
+            key: r.get(2)?,
+            value: r.get(3)?,
+            headers: decode_headers(r.get::<_, Option<Vec<u8>>>(4)?.as_deref()),
+        };
+        bytes = bytes.saturating_add(record.size());
+        if bytes > max_bytes && !out.is_empty() {
+            break;
+        }
+        out.push(record);
+    }
+    Ok(out)
 }
 
 pub(super) fn log_start(conn: &Connection, tp: &TopicPartition) -> Result<i64, StorageError> {

@@ -233,6 +233,20 @@ impl Store {
             .await
     }
 
+    /// Up to `max` records of one partition from `from` on whose [`LogRecord::size`] add up to at most
+    /// `max_bytes` (at least one record when there is any).
+    pub async fn read_within(
+        &self,
+        tp: TopicPartition,
+        from: i64,
+        max: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<LogRecord>, StorageError> {
+        self.reader
+            .call(move |c| log::read_within(c, &tp, from, max, max_bytes))
+            .await
+    }
+
     /// Appends records as [`Store::append_blocking`] does (committed before it returns, within the
     /// `log.buffer.max.bytes` cap), from async code: the append runs on a blocking thread.
     pub async fn append(
@@ -319,6 +333,48 @@ mod tests {
         assert!(!store.delete_topic("t".into()).await.expect("delete"));
         assert_eq!(store.partition_count("t".into()).await.unwrap(), None);
         assert!(store.topics().await.unwrap().is_empty());
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_bounded_read_stops_at_its_byte_budget_and_always_reads_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = store(dir.path());
+        let tp = TopicPartition {
+            topic: "t".into(),
+            partition: 0,
+        };
+        let value = "v".repeat(100);
+        let batch = AppendBatch {
+            records: (0..10).map(|_| record("t", &value)).collect(),
+            ..AppendBatch::default()
+        };
+        store.append(batch).await.expect("append");
+        let all = store.read(tp.clone(), 0, 100).await.expect("read");
+        assert_eq!(all.len(), 10);
+        let each = all[0].size();
+        assert_eq!(each, 120, "20 bytes around a 100-byte value");
+        let offsets = |rs: &[LogRecord]| rs.iter().map(|r| r.offset).collect::<Vec<_>>();
+        let three = store
+            .read_within(tp.clone(), 2, 100, 3 * each + each / 2)
+            .await
+            .expect("read");
+        assert_eq!(offsets(&three), vec![2, 3, 4]);
+        let exact = store
+            .read_within(tp.clone(), 0, 100, 4 * each)
+            .await
+            .expect("read");
+        assert_eq!(exact.len(), 4);
+        let one = store
+            .read_within(tp.clone(), 9, 100, 0)
+            .await
+            .expect("read");
+        assert_eq!(offsets(&one), vec![9]);
+        let capped = store
+            .read_within(tp.clone(), 0, 2, usize::MAX)
+            .await
+            .expect("read");
+        assert_eq!(offsets(&capped), vec![0, 1]);
         store.close().await;
     }
 
