@@ -21,6 +21,10 @@ use crate::storage::{LogRecord, Store, TopicPartition};
 
 /// The most records read for one partition in one fetch.
 const MAX_RECORDS: usize = 20_000;
+/// The most bytes one connection's reads ahead may ask for together (each asks for its partition's
+/// byte limit): a consumer of one partition with the default 1 MiB limit reads ahead, and one of many
+/// partitions does not hold a megabyte per partition.
+const READ_AHEAD_MAX_BYTES: usize = 4 << 20;
 /// Bytes a record batch adds around its records (its header).
 const BATCH_OVERHEAD: usize = 61;
 
@@ -106,7 +110,8 @@ async fn read_encoded(
 /// finds them ready. A read is used only by a fetch of the same partition from the same offset with
 /// the same byte limit, after that fetch has checked the offset against the log (records are never
 /// changed once written and retention deletes from the start, so records read ahead are still the
-/// log's when the offset is still in it); any other fetch of the partition drops it.
+/// log's when the offset is still in it); any other fetch of the partition drops it. Reads ahead
+/// together ask for at most [`READ_AHEAD_MAX_BYTES`].
 #[derive(Default)]
 pub struct ReadAhead {
     pending: HashMap<TopicPartition, Pending>,
@@ -131,6 +136,10 @@ impl ReadAhead {
     }
 
     fn start(&mut self, store: &Store, tp: TopicPartition, from: i64, max_bytes: usize) {
+        let asked: usize = self.pending.values().map(|p| p.max_bytes).sum();
+        if asked.saturating_add(max_bytes) > READ_AHEAD_MAX_BYTES {
+            return;
+        }
         let read = tokio::spawn(read_encoded(store.clone(), tp.clone(), from, max_bytes));
         self.pending.insert(
             tp,
