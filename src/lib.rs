@@ -5,7 +5,7 @@
 //! - [`storage`]: the SQLite file: migrations, the writer and reader threads, the topic log.
 //! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete; and
 //!   ([`herder::status`]) live connector and task statuses.
-//! - [`worker`]: task threads, the source and sink loops, converters on the way in and out.
+//! - [`worker`]: the task pool, the source and sink loops, converters on the way in and out.
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
 //! - [`plugins`]: the registry of plugins by Kafka class name and alias.

@@ -326,7 +326,7 @@ impl SourceTask for FileSourceTask {
 
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
         if self.input.is_none() && !self.open(context)? {
-            context.wait(Duration::from_secs(1));
+            context.idle(Duration::from_secs(1));
             return Ok(Vec::new());
         }
         let mut lines = self.take_lines(self.batch_size, false);
@@ -377,7 +377,7 @@ impl SourceTask for FileSourceTask {
                 None => false,
             };
             if !got_data {
-                context.wait(Duration::from_millis(100));
+                context.idle(Duration::from_millis(100));
                 return Ok(Vec::new());
             }
             lines = self.take_lines(self.batch_size, false);

@@ -67,6 +67,15 @@ pub trait SourceTaskContext: Send {
     /// Waits up to `timeout` unless the task is asked to stop or pause first. Returns false when it should
     /// return from `poll` at once. Tasks use it instead of sleeping.
     fn wait(&self, timeout: Duration) -> bool;
+    /// Asks to be polled again after `timeout`, or sooner when the task is woken, paused or stopped; call
+    /// it just before returning no records. Unlike [`wait`], the task holds no thread meanwhile: the
+    /// runtime parks it and polls it again on a pool thread. The default waits, for contexts without a
+    /// pool.
+    ///
+    /// [`wait`]: SourceTaskContext::wait
+    fn idle(&self, timeout: Duration) {
+        let _ = self.wait(timeout);
+    }
     /// Makes sure a topic of the local log exists with at least `partitions` partitions (creating it, or
     /// adding partitions, as Kafka's admin client would) and returns its partition count. Sources that keep
     /// their records' partition numbers call it before returning records for a topic.

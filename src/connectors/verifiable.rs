@@ -274,7 +274,7 @@ impl SourceTask for VerifiableSourceTask {
         let elapsed = self.started.get_or_insert_with(Instant::now).elapsed();
         let due = self.due(elapsed);
         if due == 0 {
-            context.wait(self.until_next(elapsed));
+            context.idle(self.until_next(elapsed));
             return Ok(Vec::new());
         }
         let now = now_ms();
@@ -529,11 +529,13 @@ impl SourceTask for MockTask {
                         "MockSourceTask failed as configured (mock_mode=task-failure)",
                     ));
                 }
-                left.min(Duration::from_secs(1))
+                left
             }
-            None => Duration::from_secs(1),
+            // Nothing will ever be due: sleep until stopped, paused or woken. The hour only bounds the
+            // deadline's arithmetic; the wait ends as soon as the mode changes.
+            None => Duration::from_secs(3600),
         };
-        context.wait(wait);
+        context.idle(wait);
         Ok(Vec::new())
     }
 }

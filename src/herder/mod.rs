@@ -346,7 +346,7 @@ impl Herder {
     }
 
     /// Refuses a config whose `tasks.max`, with the tasks of the other connectors, would go beyond the
-    /// worker's `tasks.max.total` (each task is a thread).
+    /// worker's `tasks.max.total`.
     fn check_task_total(&self, config: &Props) -> Result<(), ConnectError> {
         let typed = ConnectorConfig::lenient(config, ConnectorType::Source);
         let cap = self.config.tasks_max_total;

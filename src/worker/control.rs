@@ -1,11 +1,14 @@
-//! How the herder steers a task thread (run, pause, stop) and how the topic log wakes sink threads.
-//! Both use one mutex and condition variable per task, so a waiting task wakes for whichever comes first:
-//! a control change or new records, never by polling.
+//! How the herder steers a task (run, pause, stop) and how the topic log wakes sinks. Both use one
+//! control block per task, so a waiting task wakes for whichever comes first: a control change or new
+//! records, never by polling. A task waiting on a thread waits on the block's condition variable; a
+//! parked one (see [`super::pool`]) lies in the block and is handed back to the pool.
 
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-/// What a task thread should be doing.
+use super::pool::{self, Job};
+
+/// What a task should be doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// Work.
@@ -16,14 +19,33 @@ pub enum Mode {
     Stop,
 }
 
-#[derive(Debug)]
 struct Inner {
     mode: Mode,
     /// Set by a log append (or any wake-up) and consumed by the next wait.
     woken: bool,
+    /// The task's loop while it is parked (see [`super::pool`]): handed back to the pool by the next
+    /// wake-up, control change or its deadline.
+    parked: Option<Parked>,
 }
 
-/// The control block one task thread shares with the herder.
+struct Parked {
+    job: Box<Job>,
+    /// None while paused: only a mode change ends the park.
+    deadline: Option<Instant>,
+    park: u64,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("mode", &self.mode)
+            .field("woken", &self.woken)
+            .field("parked", &self.parked.is_some())
+            .finish()
+    }
+}
+
+/// The control block one task shares with the herder.
 #[derive(Debug)]
 pub struct TaskControl {
     inner: Mutex<Inner>,
@@ -34,7 +56,11 @@ impl TaskControl {
     /// A control block in the given mode.
     pub fn new(mode: Mode) -> Arc<Self> {
         Arc::new(TaskControl {
-            inner: Mutex::new(Inner { mode, woken: false }),
+            inner: Mutex::new(Inner {
+                mode,
+                woken: false,
+                parked: None,
+            }),
             cv: Condvar::new(),
         })
     }
@@ -44,19 +70,86 @@ impl TaskControl {
         self.inner.lock().expect("control lock").mode
     }
 
-    /// Changes the mode and wakes the thread. STOP is final.
+    /// Changes the mode and wakes the task. STOP is final.
     pub fn set_mode(&self, mode: Mode) {
         let mut inner = self.inner.lock().expect("control lock");
         if inner.mode != Mode::Stop {
             inner.mode = mode;
         }
         self.cv.notify_all();
+        let parked = inner.parked.take();
+        drop(inner);
+        Self::unpark(parked);
     }
 
-    /// Wakes the thread if it is waiting for data.
+    /// Wakes the task if it is waiting for data (a paused task waits for a mode change only).
     pub fn wake(&self) {
-        self.inner.lock().expect("control lock").woken = true;
-        self.cv.notify_all();
+        let mut inner = self.inner.lock().expect("control lock");
+        let parked = match &inner.parked {
+            Some(p) if p.deadline.is_some() => inner.parked.take(),
+            _ => None,
+        };
+        if parked.is_none() {
+            inner.woken = true;
+            self.cv.notify_all();
+        }
+        drop(inner);
+        Self::unpark(parked);
+    }
+
+    fn unpark(parked: Option<Parked>) {
+        if let Some(p) = parked {
+            if let Some(deadline) = p.deadline {
+                pool::cancel(deadline, p.park);
+            }
+            pool::submit(p.job);
+        }
+    }
+
+    /// Puts a task's loop aside until it is woken, its mode changes or `timeout` passes, as
+    /// [`TaskControl::wait`] would wait; then it runs again on a pool thread. With no timeout the task
+    /// is paused: it is put aside until its mode is no longer PAUSE, as
+    /// [`TaskControl::wait_while_paused`]. Returns the job instead when it is to run on at once (a
+    /// wake-up came before, or the mode already changed).
+    pub(super) fn park(
+        self: &Arc<Self>,
+        job: Box<Job>,
+        timeout: Option<Duration>,
+    ) -> Option<Box<Job>> {
+        let mut inner = self.inner.lock().expect("control lock");
+        let now = match timeout {
+            Some(_) => inner.woken || inner.mode != Mode::Run,
+            None => inner.mode != Mode::Pause,
+        };
+        if now {
+            if timeout.is_some() {
+                inner.woken = false;
+            }
+            return Some(job);
+        }
+        let park = pool::next_park();
+        let deadline = timeout.map(|t| Instant::now() + t);
+        if let Some(deadline) = deadline {
+            // Scheduled under this block's lock, so a wake-up that takes the job cancels an entry that
+            // exists.
+            pool::schedule(deadline, park, Arc::downgrade(self));
+        }
+        inner.parked = Some(Parked {
+            job,
+            deadline,
+            park,
+        });
+        None
+    }
+
+    /// The timer's call: the park `park` has reached its deadline.
+    pub(super) fn deadline_passed(&self, park: u64) {
+        let mut inner = self.inner.lock().expect("control lock");
+        if inner.parked.as_ref().is_some_and(|p| p.park == park) {
+            let parked = inner.parked.take().expect("checked");
+            drop(inner);
+            pool::submit(parked.job);
+        }
     }
 
     /// Waits until woken, until the mode is no longer RUN, or until `timeout` passes. Returns true while the

@@ -1,24 +1,25 @@
-//! The worker: runs task threads, owns their converters, and stops them within the graceful timeout.
+//! The worker: runs tasks, owns their converters, and stops them within the graceful timeout.
 //!
-//! Every task runs on its own OS thread, as in Kafka Connect, so a connector's blocking I/O never touches
-//! the async executor. A task that returns an error or panics is marked FAILED with a trace; the worker
-//! and the other tasks go on.
+//! Task loops run on OS threads of their own pool ([`pool`]), never on the async executor, so a
+//! connector's blocking I/O never touches it. A task with something to do keeps its thread; an idle one
+//! (caught up, paused, or a source that asked to be polled later) is parked and holds none. A task that
+//! returns an error or panics is marked FAILED with a trace; the worker and the other tasks go on.
 
 mod control;
 mod convert;
 mod errors;
+mod pool;
 mod sink;
 mod source;
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use control::{LogSignal, Mode, TaskControl};
+use convert::StageError;
 pub use convert::{ConverterSetupError, Converters};
-use convert::{StageError, TaskStage};
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
@@ -42,43 +43,7 @@ pub struct TaskSpec<'a> {
     pub task_count: u32,
 }
 
-/// The body of a task thread: runs the source or sink loop and reports a failure or a panic.
-fn run_task_thread(runtime: TaskRuntime, plugin: Arc<dyn ConnectorPlugin>) {
-    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| -> Result<(), StageError> {
-        if let Some(task) = plugin.source_task() {
-            source::run(&runtime, task)
-        } else if let Some(task) = plugin.sink_task() {
-            sink::run(&runtime, task)
-        } else {
-            Err(StageError::fatal(
-                TaskStage::StartTask,
-                format!("{} has no task", plugin.class()),
-            ))
-        }
-    }));
-    match outcome {
-        Ok(Ok(())) => {}
-        Ok(Err(failure)) => {
-            let error = &failure.error;
-            tracing::error!(connector = %runtime.connector, task = runtime.task, %error, "Task failed.");
-            runtime.report(State::Failed, Some(failure.trace()));
-        }
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            tracing::error!(connector = %runtime.connector, task = runtime.task, %message, "Task panicked.");
-            runtime.report(
-                State::Failed,
-                Some(format!("org.apache.kafka.connect.errors.ConnectException: the task panicked: {message}")),
-            );
-        }
-    }
-}
-
-/// Everything a task thread needs.
+/// Everything a task needs.
 pub(crate) struct TaskRuntime {
     pub(crate) connector: String,
     pub(crate) task: u32,
@@ -134,6 +99,30 @@ impl TaskRuntime {
         self.report(State::Running, Some(trace_of(at, &error)));
     }
 
+    /// The stop/pause checkpoint at the top of a task loop: as [`TaskRuntime::checkpoint`], except that
+    /// a paused task is not waited for here: [`Checkpoint::Paused`] tells the loop to park until its mode
+    /// changes, so it holds no thread while paused.
+    ///
+    /// # Errors
+    /// `settle`'s failure.
+    pub(crate) fn checkpoint_parking(
+        &self,
+        settle: impl FnOnce() -> Result<(), StageError>,
+    ) -> Result<Checkpoint, StageError> {
+        match self.control.mode() {
+            Mode::Run => Ok(Checkpoint::Run),
+            Mode::Stop => {
+                settle()?;
+                Ok(Checkpoint::Stop)
+            }
+            Mode::Pause => {
+                settle()?;
+                self.report(State::Paused, None);
+                Ok(Checkpoint::Paused)
+            }
+        }
+    }
+
     /// The stop/pause checkpoint of a task loop. When the task is to stop or pause, `settle` runs first (a
     /// sink flushes and commits its offsets); a paused task then reports PAUSED and waits until it is
     /// resumed or stopped.
@@ -171,15 +160,18 @@ pub(crate) enum Checkpoint {
     Resumed,
     /// It is to stop: return.
     Stop,
+    /// It is paused and has reported PAUSED: park until the mode changes
+    /// ([`TaskRuntime::checkpoint_parking`] only).
+    Paused,
 }
 
 struct RunningTask {
     control: Arc<TaskControl>,
-    /// Resolves when the thread has exited (its sender is dropped).
+    /// Resolves when the task's loop has ended and its job is dropped (its sender with it).
     done: tokio::sync::oneshot::Receiver<()>,
 }
 
-/// Runs and stops task threads.
+/// Runs and stops tasks.
 #[derive(Debug)]
 pub struct Worker {
     store: Store,
@@ -230,7 +222,7 @@ impl Worker {
         &self.config
     }
 
-    /// Starts one task thread in the given mode (RUN or PAUSE). A task with the same id must not be running.
+    /// Starts one task in the given mode (RUN or PAUSE) on the task pool. A task with the same id must not be running.
     pub fn start_task(&self, spec: TaskSpec<'_>, task_config: Props, mode: Mode) {
         let TaskSpec {
             plugin,
@@ -297,25 +289,8 @@ impl Worker {
             worker: self.config.clone(),
             metrics,
         };
-        let plugin = plugin.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("task-{connector}-{task}"))
-            .spawn(move || {
-                // Declared first, dropped last: "done" is signalled only after the runtime (and its
-                // store handle) and the plugin are gone.
-                let _done = done_tx;
-                run_task_thread(runtime, plugin);
-            });
-        self.store.metrics().task_started(spawned.is_ok());
-        if let Err(e) = spawned {
-            self.statuses.set_task(
-                connector,
-                task,
-                generation,
-                State::Failed,
-                Some(format!("Could not start a thread: {e}")),
-            );
-        }
+        self.store.metrics().task_started(true);
+        pool::submit(pool::Job::new(runtime, plugin.clone(), done_tx));
     }
 
     /// A task's converters and transformation chain. A connector's own converter defaults come
@@ -340,7 +315,7 @@ impl Worker {
             })
     }
 
-    /// The ids of a connector's task threads.
+    /// The ids of a connector's running tasks.
     pub fn task_ids(&self, connector: &str) -> Vec<u32> {
         let mut ids: Vec<u32> = self
             .tasks
@@ -363,7 +338,7 @@ impl Worker {
         }
     }
 
-    /// Stops the given tasks of a connector (all when `only` is None) and waits for their threads, at most
+    /// Stops the given tasks of a connector (all when `only` is None) and waits for their loops to end, at most
     /// `task.shutdown.graceful.timeout.ms`. Tasks that do not finish in time are abandoned with a warning.
     pub async fn stop_tasks(&self, connector: &str, only: Option<&[u32]>) {
         let stopping: Vec<((String, u32), RunningTask)> = {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use super::convert::{StageError, TaskStage};
+use super::pool::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{ErrantRecordReporter, SinkTask, TaskError};
 use crate::model::State;
@@ -64,17 +65,87 @@ impl Subscription {
     }
 }
 
-pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SinkTask>) -> Result<(), StageError> {
-    rt.log_signal.register(&rt.control);
-    task.start(&rt.config)
-        .map_err(|e| StageError::new(TaskStage::SinkStart, e))?;
-    let result = put_loop(rt, task.as_mut());
-    task.stop();
-    let skipped = rt.errors.skipped();
-    if skipped > 0 {
-        tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
+/// A sink task's loop and what it keeps between runs on the pool (see [`super::pool`]).
+pub(super) struct SinkLoop {
+    task: Box<dyn SinkTask>,
+    started: bool,
+    /// Set at the first run after the start.
+    state: Option<LoopState>,
+}
+
+/// The put loop's state.
+struct LoopState {
+    sub: Subscription,
+    interval: Duration,
+    positions: Positions,
+    backoff: Duration,
+    last_commit: Instant,
+    last_assign: Option<Instant>,
+    /// The append count when the topics were last listed.
+    assigned_at: u64,
+}
+
+impl LoopState {
+    fn new(rt: &TaskRuntime) -> Result<Self, StageError> {
+        Ok(LoopState {
+            sub: Subscription::new(rt)?,
+            interval: Duration::from_millis(rt.worker.offset_flush_interval_ms),
+            positions: Positions {
+                next: BTreeMap::new(),
+                dirty: false,
+                noted: false,
+                tracked: BTreeSet::new(),
+            },
+            backoff: Duration::from_millis(100),
+            last_commit: Instant::now(),
+            last_assign: None,
+            assigned_at: 0,
+        })
     }
-    result
+}
+
+impl SinkLoop {
+    pub(super) fn new(task: Box<dyn SinkTask>) -> Self {
+        SinkLoop {
+            task,
+            started: false,
+            state: None,
+        }
+    }
+
+    /// Starts the task on the first call; then reads, converts and puts until the task is stopped
+    /// ([`Step::Done`]), paused ([`Step::Paused`]) or caught up ([`Step::Park`]).
+    pub(super) fn resume(&mut self, rt: &TaskRuntime) -> Result<Step, StageError> {
+        if !self.started {
+            rt.log_signal.register(&rt.control);
+            self.task
+                .start(&rt.config)
+                .map_err(|e| StageError::new(TaskStage::SinkStart, e))?;
+            self.started = true;
+        }
+        let state = match &mut self.state {
+            Some(state) => state,
+            None => self.state.insert(LoopState::new(rt)?),
+        };
+        put_loop(rt, self.task.as_mut(), state)
+    }
+
+    /// After the loop's end (`result`): the task is stopped (if it started).
+    pub(super) fn finish(
+        mut self,
+        rt: &TaskRuntime,
+        result: Result<(), StageError>,
+    ) -> Result<(), StageError> {
+        if !self.started {
+            return result;
+        }
+        self.task.stop();
+        let skipped = rt.errors.skipped();
+        if skipped > 0 {
+            tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
+        }
+        result
+    }
 }
 
 struct Positions {
@@ -185,24 +256,26 @@ fn commit(
     Ok(true)
 }
 
-fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError> {
-    let sub = Subscription::new(rt)?;
-    let interval = Duration::from_millis(rt.worker.offset_flush_interval_ms);
-    let mut positions = Positions {
-        next: BTreeMap::new(),
-        dirty: false,
-        noted: false,
-        tracked: BTreeSet::new(),
-    };
-    let mut backoff = Duration::from_millis(100);
-    let mut last_commit = Instant::now();
-    let mut last_assign: Option<Instant> = None;
-    // The append count when the topics were last listed.
-    let mut assigned_at = 0u64;
+fn put_loop(
+    rt: &TaskRuntime,
+    task: &mut dyn SinkTask,
+    state: &mut LoopState,
+) -> Result<Step, StageError> {
+    let LoopState {
+        sub,
+        interval,
+        positions,
+        backoff,
+        last_commit,
+        last_assign,
+        assigned_at,
+    } = state;
+    let (sub, interval) = (&*sub, *interval);
     loop {
-        let settle = || commit(rt, &sub, task, &mut positions).map(|_| ());
-        match rt.checkpoint(settle)? {
-            Checkpoint::Stop => return Ok(()),
+        let settle = || commit(rt, sub, task, positions).map(|_| ());
+        match rt.checkpoint_parking(settle)? {
+            Checkpoint::Stop => return Ok(Step::Done),
+            Checkpoint::Paused => return Ok(Step::Paused),
             Checkpoint::Resumed => continue,
             Checkpoint::Run => {}
         }
@@ -212,9 +285,9 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
         // A sink with nothing assigned yet looks for its topics whenever the log wakes it, so a topic created
         // after the sink started is found at its first append rather than up to IDLE_WAIT later.
         if positions.next.is_empty() || last_assign.is_none_or(|t| t.elapsed() >= IDLE_WAIT) {
-            assigned_at = rt.log_signal.appends();
-            assign(rt, &sub, &mut positions)?;
-            last_assign = Some(Instant::now());
+            *assigned_at = rt.log_signal.appends();
+            assign(rt, sub, positions)?;
+            *last_assign = Some(Instant::now());
         }
         let mut delivered = 0usize;
         let mut caught_up = true;
@@ -272,18 +345,18 @@ fn put_loop(rt: &TaskRuntime, task: &mut dyn SinkTask) -> Result<(), StageError>
             positions.dirty = true;
         }
         if positions.dirty && (caught_up || last_commit.elapsed() >= interval) {
-            let committed = commit(rt, &sub, task, &mut positions)?;
-            last_commit = Instant::now();
+            let committed = commit(rt, sub, task, positions)?;
+            *last_commit = Instant::now();
             if committed {
-                backoff = Duration::from_millis(100);
+                *backoff = Duration::from_millis(100);
             } else {
-                rt.control.wait(backoff);
-                backoff = (backoff * 2).min(Duration::from_secs(10));
-                continue;
+                let wait = *backoff;
+                *backoff = (*backoff * 2).min(Duration::from_secs(10));
+                return Ok(Step::Park(wait));
             }
         }
         if delivered == 0 {
-            rt.control.wait(idle_wait(rt, assigned_at));
+            return Ok(Step::Park(idle_wait(rt, *assigned_at)));
         }
     }
 }

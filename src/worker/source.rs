@@ -1,12 +1,14 @@
 //! The source task loop: poll, convert, and append the records with the offsets that produced them in one
 //! transaction, so the log and the source offsets never disagree, even across `kill -9`.
 
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::Value as Json;
 
 use super::convert::{last_offsets, StageError, TaskStage};
+use super::pool::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::model::State;
@@ -15,6 +17,8 @@ use crate::storage::{AppendBatch, PendingAppend, ProducedRecord};
 
 struct Context<'a> {
     rt: &'a TaskRuntime,
+    /// Set by [`SourceTaskContext::idle`] during a poll that returns no records.
+    idle: Cell<Option<Duration>>,
 }
 
 impl SourceTaskContext for Context<'_> {
@@ -29,6 +33,10 @@ impl SourceTaskContext for Context<'_> {
         self.rt.control.wait(timeout)
     }
 
+    fn idle(&self, timeout: Duration) {
+        self.idle.set(Some(timeout));
+    }
+
     fn ensure_topic(&self, topic: &str, partitions: i32) -> Result<i32, TaskError> {
         self.rt
             .store
@@ -37,17 +45,69 @@ impl SourceTaskContext for Context<'_> {
     }
 }
 
-pub(super) fn run(rt: &TaskRuntime, mut task: Box<dyn SourceTask>) -> Result<(), StageError> {
-    let context = Context { rt };
-    task.start(&rt.config, &context)
-        .map_err(|e| StageError::new(TaskStage::SourceStart, e))?;
-    let result = poll_loop(rt, task.as_mut(), &context);
-    task.stop();
-    let skipped = rt.errors.skipped();
-    if skipped > 0 {
-        tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
+/// A source task's loop and what it keeps between runs on the pool (see [`super::pool`]).
+pub(super) struct SourceLoop {
+    task: Box<dyn SourceTask>,
+    started: bool,
+    /// A batch handed to the writer whose outcome the loop has not taken yet.
+    in_flight: Option<InFlight>,
+    /// Whether the status shows the trace of a retriable poll error, cleared by the next good poll.
+    retrying: bool,
+}
+
+impl SourceLoop {
+    pub(super) fn new(task: Box<dyn SourceTask>) -> Self {
+        SourceLoop {
+            task,
+            started: false,
+            in_flight: None,
+            retrying: false,
+        }
     }
-    result
+
+    /// Starts the task on the first call; then polls, converts and appends until the task is stopped
+    /// ([`Step::Done`]) or has nothing to do ([`Step::Park`]).
+    pub(super) fn resume(&mut self, rt: &TaskRuntime) -> Result<Step, StageError> {
+        let context = Context {
+            rt,
+            idle: Cell::new(None),
+        };
+        if !self.started {
+            self.task
+                .start(&rt.config, &context)
+                .map_err(|e| StageError::new(TaskStage::SourceStart, e))?;
+            self.started = true;
+        }
+        poll_batches(
+            rt,
+            self.task.as_mut(),
+            &context,
+            &mut self.in_flight,
+            &mut self.retrying,
+        )
+    }
+
+    /// After the loop's end (`result`): a batch already handed to the writer is settled, whatever
+    /// ended the loop, and the task is stopped.
+    pub(super) fn finish(
+        mut self,
+        rt: &TaskRuntime,
+        result: Result<(), StageError>,
+    ) -> Result<(), StageError> {
+        if !self.started {
+            return result;
+        }
+        let settled = match self.in_flight.take() {
+            Some(flight) => settle(rt, self.task.as_mut(), flight).map(|_| ()),
+            None => Ok(()),
+        };
+        self.task.stop();
+        let skipped = rt.errors.skipped();
+        if skipped > 0 {
+            tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
+        }
+        result.and(settled)
+    }
 }
 
 /// A converted batch handed to the writer whose outcome the loop has not taken yet.
@@ -74,21 +134,6 @@ fn start_append(rt: &TaskRuntime, batch: AppendBatch) -> Result<PendingAppend, S
         .map_err(|e| StageError::fatal(TaskStage::AppendToLog, e))
 }
 
-fn poll_loop(
-    rt: &TaskRuntime,
-    task: &mut dyn SourceTask,
-    context: &Context<'_>,
-) -> Result<(), StageError> {
-    let mut in_flight = None;
-    let result = poll_batches(rt, task, context, &mut in_flight);
-    // However the loop ended, a batch already handed to the writer is settled before the task stops.
-    let settled = match in_flight.take() {
-        Some(flight) => settle(rt, task, flight).map(|_| ()),
-        None => Ok(()),
-    };
-    result.and(settled)
-}
-
 /// Polls, converts and appends until the task is stopped. A task that polls ahead
 /// ([`SourceTask::polls_ahead`]) is polled again while its last batch is being written (`in_flight`);
 /// any other waits for each append before the next poll.
@@ -97,14 +142,23 @@ fn poll_batches(
     task: &mut dyn SourceTask,
     context: &Context<'_>,
     in_flight: &mut Option<InFlight>,
-) -> Result<(), StageError> {
+    retrying: &mut bool,
+) -> Result<Step, StageError> {
     let track_topics = rt.worker.topic_tracking_enable;
     let ahead = task.polls_ahead();
-    // Whether the status shows the trace of a retriable poll error, cleared by the next good poll.
-    let mut retrying = false;
     loop {
-        match rt.checkpoint(|| Ok(()))? {
-            Checkpoint::Stop => return Ok(()),
+        match rt.checkpoint_parking(|| Ok(()))? {
+            Checkpoint::Stop => return Ok(Step::Done),
+            Checkpoint::Paused => {
+                // A batch handed over before the pause is settled first: its offsets and the task's
+                // commit do not wait for the resume.
+                if let Some(flight) = in_flight.take() {
+                    if !settle(rt, task, flight)? {
+                        return Ok(Step::Done);
+                    }
+                }
+                return Ok(Step::Paused);
+            }
             Checkpoint::Resumed => continue,
             Checkpoint::Run => {}
         }
@@ -112,11 +166,12 @@ fn poll_batches(
             rt.report(State::Running, None);
         }
         let polled_at = std::time::Instant::now();
+        context.idle.set(None);
         let records = match task.poll(context) {
             Ok(r) => {
-                if retrying {
+                if *retrying {
                     rt.report(State::Running, None);
-                    retrying = false;
+                    *retrying = false;
                 }
                 r
             }
@@ -124,19 +179,26 @@ fn poll_batches(
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in poll; trying again.");
                 // RUNNING with a trace saying why nothing comes, as a sink shows a failing flush.
                 rt.report_retrying("SourceTask.poll", message);
-                retrying = true;
-                rt.control.wait(Duration::from_secs(1));
-                continue;
+                *retrying = true;
+                if let Some(flight) = in_flight.take() {
+                    if !settle(rt, task, flight)? {
+                        return Ok(Step::Done);
+                    }
+                }
+                return Ok(Step::Park(Duration::from_secs(1)));
             }
             Err(e) => return Err(StageError::new(TaskStage::Poll, e)),
         };
         if records.is_empty() {
             if let Some(flight) = in_flight.take() {
                 if !settle(rt, task, flight)? {
-                    return Ok(());
+                    return Ok(Step::Done);
                 }
             }
-            continue;
+            match context.idle.take() {
+                Some(timeout) => return Ok(Step::Park(timeout)),
+                None => continue,
+            }
         }
         let m = &rt.metrics;
         m.batch_ms
@@ -146,7 +208,7 @@ fn poll_batches(
         m.active.store(records.len() as u64, Ordering::Relaxed);
         if rt.control.mode() == Mode::Stop {
             // Not stored, and neither are its offsets: the next run reads these records again.
-            return Ok(());
+            return Ok(Step::Done);
         }
         // Offsets cover every polled record, also those a transform drops or the error handler skips.
         let offsets = last_offsets(&records);
@@ -160,7 +222,7 @@ fn poll_batches(
         // The previous batch is stored before this one is handed over: offsets are committed in order.
         if let Some(flight) = in_flight.take() {
             if !settle(rt, task, flight)? {
-                return Ok(());
+                return Ok(Step::Done);
             }
         }
         let flight = InFlight {
@@ -171,7 +233,7 @@ fn poll_batches(
         if ahead {
             *in_flight = Some(flight);
         } else if !settle(rt, task, flight)? {
-            return Ok(());
+            return Ok(Step::Done);
         }
     }
 }
@@ -295,7 +357,8 @@ fn append_waiting(
                     task.log_full(false);
                     waiting = false;
                 }
-                Checkpoint::Run => {}
+                // `checkpoint` waits out a pause itself.
+                Checkpoint::Run | Checkpoint::Paused => {}
             }
         }
         backoff = (backoff * 2).min(Duration::from_secs(2));

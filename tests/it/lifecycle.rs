@@ -1,5 +1,7 @@
 //! Creating, running and moving records end to end.
 
+use std::time::Duration;
+
 use serde_json::json;
 
 use crate::common::*;
@@ -32,4 +34,130 @@ async fn file_source_to_file_sink_moves_every_line() {
     assert_eq!(s, 200);
     assert_eq!(topics, json!({"sink": {"topics": ["t1"]}}));
     w.stop().await;
+}
+
+/// The threads of a process, from `/proc/<pid>/status`.
+fn threads_of(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a Threads line")
+}
+
+/// Idle tasks are parked off their threads (a source at the end of its file, a sink caught up): a
+/// hundred of them leave the worker with fewer threads than tasks, and an append still wakes each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_tasks_hold_no_thread_and_an_append_wakes_them() {
+    const PAIRS: usize = 50;
+    let dir = tempdir();
+    let bin = start_binary(dir.path(), &[]);
+    let api = bin.healthy_api().await;
+    let idle_threads = threads_of(bin.child.id());
+    for i in 0..PAIRS {
+        let input = dir.path().join(format!("in{i}.txt"));
+        std::fs::write(&input, "").unwrap();
+        let output = dir.path().join(format!("out{i}.txt"));
+        create_through(
+            &api,
+            file_source(&format!("src{i}"), &input, &format!("t{i}")),
+        )
+        .await;
+        create_through(
+            &api,
+            file_sink(&format!("sink{i}"), &output, &format!("t{i}")),
+        )
+        .await;
+    }
+    for i in 0..PAIRS {
+        for name in [format!("src{i}"), format!("sink{i}")] {
+            wait_for("every task RUNNING", DEADLINE, || async {
+                let (_, s) = api
+                    .get(&format!("/connectors/{name}/status"))
+                    .await
+                    .unwrap();
+                (s["tasks"][0]["state"] == "RUNNING").then_some(())
+            })
+            .await;
+        }
+    }
+    // Threads started for the tasks' first runs go back to the pool and exit once idle: a thread per
+    // task would keep them all.
+    let pid = bin.child.id();
+    wait_for("fewer threads than idle tasks", DEADLINE, || async {
+        (threads_of(pid) < idle_threads + PAIRS).then_some(())
+    })
+    .await;
+    for i in 0..PAIRS {
+        append_lines(
+            &dir.path().join(format!("in{i}.txt")),
+            [format!("line of pair {i}")],
+        );
+    }
+    for i in 0..PAIRS {
+        let output = dir.path().join(format!("out{i}.txt"));
+        wait_until("each sink's line", || async {
+            output.exists() && lines(&output) == [format!("line of pair {i}")]
+        })
+        .await;
+    }
+    // Paused, they hold no thread either, and a record appended meanwhile waits for the resume.
+    for i in 0..PAIRS {
+        let (s, body) = api
+            .put_empty(&format!("/connectors/sink{i}/pause"))
+            .await
+            .unwrap();
+        assert_eq!(s, 202, "{body}");
+    }
+    for i in 0..PAIRS {
+        wait_for("every sink PAUSED", DEADLINE, || async {
+            let (_, s) = api
+                .get(&format!("/connectors/sink{i}/status"))
+                .await
+                .unwrap();
+            (s["tasks"][0]["state"] == "PAUSED").then_some(())
+        })
+        .await;
+    }
+    for i in 0..PAIRS {
+        append_lines(
+            &dir.path().join(format!("in{i}.txt")),
+            [format!("second of pair {i}")],
+        );
+    }
+    let last = dir.path().join(format!("out{}.txt", PAIRS - 1));
+    assert_holds_for(
+        "a paused sink writes nothing",
+        Duration::from_secs(1),
+        || async { lines(&last).len() == 1 },
+    )
+    .await;
+    // Threads the burst of appends and pauses started go back to the pool and exit once idle.
+    wait_for("the pool to shrink back while paused", DEADLINE, || async {
+        (threads_of(pid) < idle_threads + PAIRS).then_some(())
+    })
+    .await;
+    for i in 0..PAIRS {
+        let (s, body) = api
+            .put_empty(&format!("/connectors/sink{i}/resume"))
+            .await
+            .unwrap();
+        assert_eq!(s, 202, "{body}");
+    }
+    for i in 0..PAIRS {
+        let output = dir.path().join(format!("out{i}.txt"));
+        wait_until("each sink's second line after the resume", || async {
+            lines(&output) == [format!("line of pair {i}"), format!("second of pair {i}")]
+        })
+        .await;
+    }
+    // Parked tasks stop when their connectors are deleted.
+    for i in 0..PAIRS {
+        for name in [format!("src{i}"), format!("sink{i}")] {
+            let (s, body) = api.delete(&format!("/connectors/{name}")).await.unwrap();
+            assert_eq!(s, 204, "{body}");
+        }
+    }
+    bin.terminate();
 }

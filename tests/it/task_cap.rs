@@ -1,4 +1,4 @@
-//! `tasks.max.total`: the worker's cap on the tasks of all connectors together (each task is a thread).
+//! `tasks.max.total`: the worker's cap on the tasks of all connectors together.
 
 use serde_json::{json, Value as Json};
 

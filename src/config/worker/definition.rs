@@ -70,7 +70,7 @@ fn runtime_keys(def: ConfigDef) -> ConfigDef {
         .define(key(keys::OFFSET_FLUSH_TIMEOUT_MS, Long, value("5000"), "Accepted for Kafka's sample files; offsets are committed in the database's transactions."))
         .define(key(keys::TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS, Long, value("5000"), "How long tasks get to stop on shutdown, in milliseconds.").validator(Validator::AtLeast(0.0)))
         .define(
-            key(keys::TASKS_MAX_TOTAL, Int, value(&DEFAULT_TASKS_MAX_TOTAL.to_string()), "The most tasks all connectors together may have on this worker (each task is a thread). Creating or reconfiguring a connector whose tasks.max would go beyond it is refused with 400.")
+            key(keys::TASKS_MAX_TOTAL, Int, value(&DEFAULT_TASKS_MAX_TOTAL.to_string()), "The most tasks all connectors together may have on this worker (a busy task holds a thread of the task pool). Creating or reconfiguring a connector whose tasks.max would go beyond it is refused with 400.")
                 .validator(Validator::AtLeast(1.0)),
         )
         .define(key(keys::CONFIG_PROVIDERS, List, value(""), "Config providers resolving `${provider:path:key}` placeholders (file, env, directory), each configured under `config.providers.<name>.`."))

@@ -162,7 +162,7 @@ impl JdbcSourceTask {
                 .tables_checked
                 .map(|t| t + settings.table_poll_interval)
                 .unwrap_or(now);
-            context.wait(
+            context.idle(
                 until
                     .saturating_duration_since(now)
                     .clamp(Duration::from_millis(10), Duration::from_secs(1)),
@@ -171,7 +171,7 @@ impl JdbcSourceTask {
         };
         let next = self.queriers[i].next_run;
         if next > now {
-            context.wait((next - now).min(Duration::from_secs(1)));
+            context.idle((next - now).min(Duration::from_secs(1)));
             return Ok(Vec::new());
         }
         let conn = self

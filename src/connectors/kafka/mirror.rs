@@ -446,7 +446,7 @@ impl SourceTask for MirrorSourceTask {
             }
         }
         if self.assigned.is_empty() {
-            context.wait(self.poll_timeout.min(self.refresh));
+            context.idle(self.poll_timeout.min(self.refresh));
             return Ok(Vec::new());
         }
         let Some(consumer) = self.consumer.as_ref() else {

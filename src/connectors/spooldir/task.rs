@@ -417,7 +417,7 @@ impl SourceTask for SpoolTask {
         }
         self.empty_polls += 1;
         if self.empty_polls > 1 {
-            context.wait(Duration::from_millis(self.config().empty_poll_wait_ms));
+            context.idle(Duration::from_millis(self.config().empty_poll_wait_ms));
         }
         Ok(Vec::new())
     }
