@@ -1,6 +1,6 @@
 //! The idle scenario: 1,000 connectors (200 with --quick) with nothing to do, half sources with nothing
 //! to read and half sinks that have consumed everything, and the worker's CPU time (utime + stime from
-//! `/proc`) over 30 seconds (6 with --quick) of doing nothing, with its RSS.
+//! `/proc`) over 30 seconds (6 with --quick) of doing nothing, with its RSS and its thread count.
 
 use std::time::Duration;
 
@@ -24,6 +24,8 @@ struct IdleRun {
     /// Percent of one core over the window.
     cpu_pct: f64,
     rss_mib: f64,
+    /// The worker's threads at the end of the window.
+    threads: f64,
 }
 
 async fn idle_run(s: &Settings) -> Res<IdleRun> {
@@ -60,10 +62,12 @@ async fn idle_run(s: &Settings) -> Res<IdleRun> {
     tokio::time::sleep(window).await;
     let cpu = (w.cpu()? - cpu0).as_secs_f64();
     let rss_mib = w.rss_mib()?;
+    let threads = w.threads()?;
     w.stop()?;
     Ok(IdleRun {
         cpu_pct: cpu / window.as_secs_f64() * 100.0,
         rss_mib,
+        threads,
     })
 }
 
@@ -75,7 +79,10 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
         "runs",
         || idle_run(&s),
         |r: &IdleRun| {
-            let figures = format!("{:.2} % of a core, {:.1} MiB", r.cpu_pct, r.rss_mib);
+            let figures = format!(
+                "{:.2} % of a core, {:.1} MiB, {} threads",
+                r.cpu_pct, r.rss_mib, r.threads
+            );
             (figures, 0)
         },
     )
@@ -100,5 +107,11 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
         )
         .target(Target::AtMost(40.0)),
     );
+    rows.push(Row::new(
+        "idle",
+        "  the worker's threads",
+        "threads",
+        median(runs.iter().map(|r| r.threads).collect()),
+    ));
     Ok(())
 }

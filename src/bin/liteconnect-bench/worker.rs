@@ -171,6 +171,16 @@ impl Worker {
         rss_mib(self.pid())
     }
 
+    /// Threads of the process now.
+    pub(crate) fn threads(&self) -> Res<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))?;
+        Ok(status
+            .lines()
+            .find_map(|l| l.strip_prefix("Threads:"))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or("no Threads in /proc/<pid>/status")?)
+    }
+
     /// User plus system CPU time so far.
     pub(crate) fn cpu(&self) -> Res<Duration> {
         cpu_time(self.pid())
