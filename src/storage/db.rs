@@ -165,10 +165,10 @@ fn in_savepoint<R>(
     if conn.is_autocommit() {
         return f(conn);
     }
-    conn.execute_batch("SAVEPOINT job")?;
+    conn.prepare_cached("SAVEPOINT job")?.execute([])?;
     match f(conn) {
         Ok(r) => {
-            conn.execute_batch("RELEASE job")?;
+            conn.prepare_cached("RELEASE job")?.execute([])?;
             Ok(r)
         }
         Err(e) => {
@@ -222,7 +222,10 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer
 
 /// Runs a group of jobs in one IMMEDIATE transaction and answers each once it has committed (or not).
 fn run_group(conn: &Connection, group: Vec<Job>) {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = conn
+        .prepare_cached("BEGIN IMMEDIATE")
+        .and_then(|mut s| s.execute([]))
+    {
         let e = StorageError::from(e);
         for job in group {
             // Run nothing; answer every caller with the failure to begin.
@@ -248,7 +251,10 @@ fn run_group(conn: &Connection, group: Vec<Job>) {
             )
         })
     } else {
-        conn.execute_batch("COMMIT").err().map(StorageError::from)
+        conn.prepare_cached("COMMIT")
+            .and_then(|mut s| s.execute([]))
+            .err()
+            .map(StorageError::from)
     };
     if commit_error.is_some() {
         let _ = conn.execute_batch("ROLLBACK");

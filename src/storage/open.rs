@@ -112,8 +112,14 @@ pub(super) fn configure(conn: &Connection, options: &StoreOptions) -> Result<(),
     };
     conn.pragma_update(None, "synchronous", sync)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Room for every statement the writer runs (the log's and the control plane's), so none is parsed
+    // again after another pushed it out of rusqlite's default 16.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     apply_max_bytes(conn, options.max_bytes)
 }
+
+/// Prepared statements kept per connection.
+const STATEMENT_CACHE: usize = 64;
 
 pub(super) fn apply_max_bytes(
     conn: &Connection,

@@ -48,7 +48,8 @@ pub(super) fn ensure_identity(conn: &Connection) -> Result<String, StorageError>
     use base64::Engine as _;
     let id =
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes());
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO worker_identity (id, kafka_cluster_id, created_ms) VALUES (1, ?1, ?2)",
         params![id, now_ms()],
     )?;
@@ -74,6 +75,12 @@ pub(crate) fn canonical_json(value: &Json) -> String {
         }
     }
     sorted(value).to_string()
+}
+
+/// Runs one statement through the connection's statement cache: the control plane's statements are
+/// parsed once, not at every change.
+fn exec(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
 }
 
 fn to_json(config: &BTreeMap<String, String>) -> Result<String, StorageError> {
@@ -147,7 +154,8 @@ fn write_target_state(
     name: &str,
     target: TargetState,
 ) -> Result<(), StorageError> {
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO target_states (connector, state, state_v2) VALUES (?1, ?2, ?3)
          ON CONFLICT (connector) DO UPDATE SET state = excluded.state, state_v2 = excluded.state_v2",
         params![name, target.legacy_column(), target.v2_column()],
@@ -170,7 +178,8 @@ pub(super) fn create_connector(
     let now = now_ms();
     // As Kafka's config topic does for KIP-980: the target state is written with the config, atomically.
     write_target_state(conn, name, target)?;
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO connector_configs (name, config, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
         params![name, to_json(config)?, now],
     )?;
@@ -189,7 +198,8 @@ pub(super) fn put_connector_config(
         write_target_state(conn, name, TargetState::Started)?;
         put_task_configs(conn, name, &[])?;
     }
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO connector_configs (name, config, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)
          ON CONFLICT (name) DO UPDATE SET config = excluded.config, updated_ms = excluded.updated_ms",
         params![name, to_json(config)?, now],
@@ -208,7 +218,7 @@ pub(super) fn delete_connector(conn: &Connection, name: &str) -> Result<(), Stor
         "DELETE FROM connector_topics WHERE connector = ?1",
         "DELETE FROM connector_files WHERE connector = ?1",
     ] {
-        conn.execute(sql, [name])?;
+        exec(conn, sql, [name])?;
     }
     Ok(())
 }
@@ -235,13 +245,18 @@ pub(super) fn put_task_configs(
     name: &str,
     tasks: &[BTreeMap<String, String>],
 ) -> Result<(), StorageError> {
-    conn.execute("DELETE FROM task_configs WHERE connector = ?1", [name])?;
+    exec(
+        conn,
+        "DELETE FROM task_configs WHERE connector = ?1",
+        [name],
+    )?;
     let mut insert = conn
         .prepare_cached("INSERT INTO task_configs (connector, task, config) VALUES (?1, ?2, ?3)")?;
     for (i, task) in tasks.iter().enumerate() {
         insert.execute(params![name, i as i64, to_json(task)?])?;
     }
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO task_counts (connector, tasks) VALUES (?1, ?2)
          ON CONFLICT (connector) DO UPDATE SET tasks = excluded.tasks",
         params![name, tasks.len() as i64],
@@ -257,7 +272,8 @@ pub(super) fn put_connector_status(
     if !exists(conn, name)? {
         return Ok(()); // a late report about a deleted connector
     }
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO connector_statuses (connector, state, trace, worker_id, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (connector) DO UPDATE SET state = excluded.state, trace = excluded.trace,
              worker_id = excluded.worker_id, updated_ms = excluded.updated_ms",
@@ -275,7 +291,8 @@ pub(super) fn put_task_status(
     if !exists(conn, name)? {
         return Ok(());
     }
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO task_statuses (connector, task, state, trace, worker_id, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (connector, task) DO UPDATE SET state = excluded.state, trace = excluded.trace,
              worker_id = excluded.worker_id, updated_ms = excluded.updated_ms",
@@ -289,7 +306,8 @@ pub(super) fn delete_task_statuses(
     name: &str,
     from: u32,
 ) -> Result<(), StorageError> {
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM task_statuses WHERE connector = ?1 AND task >= ?2",
         params![name, from],
     )?;
@@ -384,7 +402,11 @@ pub(super) fn write_sink_offsets(
 }
 
 pub(super) fn reset_sink_offsets(conn: &Connection, connector: &str) -> Result<(), StorageError> {
-    conn.execute("DELETE FROM sink_offsets WHERE connector = ?1", [connector])?;
+    exec(
+        conn,
+        "DELETE FROM sink_offsets WHERE connector = ?1",
+        [connector],
+    )?;
     Ok(())
 }
 
@@ -401,7 +423,8 @@ pub(super) fn active_topics(
 }
 
 pub(super) fn reset_active_topics(conn: &Connection, connector: &str) -> Result<(), StorageError> {
-    conn.execute(
+    exec(
+        conn,
         "DELETE FROM connector_topics WHERE connector = ?1",
         [connector],
     )?;
@@ -438,7 +461,8 @@ pub(super) fn set_applied_file_config(
     name: &str,
     config: &str,
 ) -> Result<(), StorageError> {
-    conn.execute(
+    exec(
+        conn,
         "INSERT INTO connector_files (connector, applied_config) VALUES (?1, ?2)
          ON CONFLICT (connector) DO UPDATE SET applied_config = excluded.applied_config",
         params![name, config],
