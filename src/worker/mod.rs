@@ -133,20 +133,20 @@ impl TaskRuntime {
         &self,
         settle: impl FnOnce() -> Result<(), StageError>,
     ) -> Result<Checkpoint, StageError> {
-        match self.control.mode() {
-            Mode::Run => Ok(Checkpoint::Run),
-            Mode::Stop => {
-                settle()?;
-                Ok(Checkpoint::Stop)
-            }
-            Mode::Pause => {
-                settle()?;
-                self.report(State::Paused, None);
-                Ok(match self.control.wait_while_paused() {
-                    Mode::Stop => Checkpoint::Stop,
-                    _ => Checkpoint::Resumed,
-                })
-            }
+        Ok(match self.checkpoint_parking(settle)? {
+            Checkpoint::Paused => match self.control.wait_while_paused() {
+                Mode::Stop => Checkpoint::Stop,
+                _ => Checkpoint::Resumed,
+            },
+            other => other,
+        })
+    }
+
+    /// Logs how many records `errors.tolerance=all` skipped while the task ran (when it ends).
+    pub(crate) fn warn_skipped(&self) {
+        let skipped = self.errors.skipped();
+        if skipped > 0 {
+            tracing::warn!(connector = %self.connector, task = self.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
         }
     }
 }

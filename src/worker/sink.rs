@@ -140,10 +140,7 @@ impl SinkLoop {
             return result;
         }
         self.task.stop();
-        let skipped = rt.errors.skipped();
-        if skipped > 0 {
-            tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
-        }
+        rt.warn_skipped();
         result
     }
 }

@@ -102,10 +102,7 @@ impl SourceLoop {
             None => Ok(()),
         };
         self.task.stop();
-        let skipped = rt.errors.skipped();
-        if skipped > 0 {
-            tracing::warn!(connector = %rt.connector, task = rt.task, skipped, "Records skipped by errors.tolerance=all while this task ran.");
-        }
+        rt.warn_skipped();
         result.and(settled)
     }
 }
