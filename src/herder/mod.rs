@@ -405,11 +405,23 @@ impl Herder {
             }
             None => offsets::Checked::default(),
         };
+        // A connector created STARTED has its first task configs stored with its config, in one
+        // transaction. When they cannot be generated, it is stored without them and the start below
+        // tries again and reports the failure.
+        let tasks = match initial {
+            TargetState::Started => self
+                .plugins
+                .connector(connector_class(&config))
+                .ok()
+                .and_then(|plugin| self.task_configs_for(&plugin, &name, &config).ok()),
+            _ => None,
+        };
         self.store
             .create_connector(
                 name.clone(),
                 config.clone(),
                 initial,
+                tasks.clone().unwrap_or_default(),
                 offsets.source,
                 offsets.sink,
             )
@@ -419,10 +431,10 @@ impl Herder {
             Entry {
                 config,
                 target: initial,
-                tasks: Vec::new(),
+                tasks: tasks.clone().unwrap_or_default(),
             },
         );
-        self.start_connector(&name, true).await;
+        self.start_connector(&name, tasks.is_none()).await;
         self.connector_info(&name)
     }
 
@@ -750,29 +762,34 @@ impl Herder {
     /// config. On failure the connector is marked FAILED and None is returned.
     fn generate_tasks(&self, name: &str, config: &Props) -> Option<Vec<Props>> {
         let plugin = self.connector_plugin_or_fail(name, config)?;
+        match self.task_configs_for(&plugin, name, config) {
+            Ok(tasks) => Some(tasks),
+            Err(trace) => {
+                self.statuses
+                    .set_connector(name, State::Failed, Some(trace));
+                None
+            }
+        }
+    }
+
+    /// The task configs `plugin` generates for a connector, with `tasks.max` enforced and Kafka's
+    /// additions; on failure, the trace to report.
+    fn task_configs_for(
+        &self,
+        plugin: &Arc<dyn ConnectorPlugin>,
+        name: &str,
+        config: &Props,
+    ) -> Result<Vec<Props>, String> {
         let typed = ConnectorConfig::lenient(config, plugin.connector_type());
         let max_tasks = typed.tasks_max;
-        let mut tasks = match plugin.task_configs(config, max_tasks) {
-            Ok(t) => t,
-            Err(e) => {
-                self.statuses.set_connector(
-                    name,
-                    State::Failed,
-                    Some(crate::worker::trace_of("Connector.taskConfigs", &e)),
-                );
-                return None;
-            }
-        };
+        let mut tasks = plugin
+            .task_configs(config, max_tasks)
+            .map_err(|e| crate::worker::trace_of("Connector.taskConfigs", &e))?;
         if tasks.len() > max_tasks && typed.tasks_max_enforce {
-            self.statuses.set_connector(
-                name,
-                State::Failed,
-                Some(format!(
-                    "org.apache.kafka.connect.errors.ConnectException: The connector {name} has generated {} tasks, which is greater than {max_tasks}, the maximum number of tasks it is configured to create. This behaviour should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.",
-                    tasks.len()
-                )),
-            );
-            return None;
+            return Err(format!(
+                "org.apache.kafka.connect.errors.ConnectException: The connector {name} has generated {} tasks, which is greater than {max_tasks}, the maximum number of tasks it is configured to create. This behaviour should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.",
+                tasks.len()
+            ));
         }
         for t in tasks.iter_mut() {
             t.insert("task.class".into(), plugin.task_class().to_string());
@@ -785,7 +802,7 @@ impl Herder {
                 }
             }
         }
-        Some(tasks)
+        Ok(tasks)
     }
 
     /// Brings a connector's running tasks in line with its target state. With `regenerate`, a STARTED

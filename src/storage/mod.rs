@@ -308,19 +308,21 @@ impl Store {
         self.writer.call(queries::load_connectors).await
     }
 
-    /// Creates a connector with its target state, no task configs and optional initial offsets (KIP-995),
-    /// all in one transaction; fails if the name is taken.
+    /// Creates a connector with its target state, its first task configs (none until they are
+    /// generated) and optional initial offsets (KIP-995), all in one transaction; fails if the name is
+    /// taken.
     pub async fn create_connector(
         &self,
         name: String,
         config: BTreeMap<String, String>,
         target: TargetState,
+        tasks: Vec<BTreeMap<String, String>>,
         source_offsets: Vec<(Json, Option<Json>)>,
         sink_offsets: Vec<(String, i32, Option<i64>)>,
     ) -> Result<(), StorageError> {
         self.writer
             .call(move |c| {
-                queries::create_connector(c, &name, &config, target, &source_offsets)?;
+                queries::create_connector(c, &name, &config, target, &tasks, &source_offsets)?;
                 queries::write_sink_offsets(c, &name, &sink_offsets)
             })
             .await
@@ -837,6 +839,7 @@ mod tests {
                 TargetState::Started,
                 vec![],
                 vec![],
+                vec![],
             )
             .await
             .unwrap();
@@ -920,5 +923,45 @@ mod tests {
         rt.block_on(first.close());
         let again = at("symlink.db").expect("the lock is released on close");
         rt.block_on(again.close());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn create_stores_the_first_task_configs_and_refuses_a_second_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        let config = BTreeMap::from([("connector.class".to_string(), "X".to_string())]);
+        let tasks: Vec<BTreeMap<String, String>> = (0..2)
+            .map(|i| BTreeMap::from([("task".to_string(), i.to_string())]))
+            .collect();
+        store
+            .create_connector(
+                "c".into(),
+                config.clone(),
+                TargetState::Started,
+                tasks.clone(),
+                vec![],
+                vec![],
+            )
+            .await
+            .unwrap();
+        let again = store
+            .create_connector(
+                "c".into(),
+                BTreeMap::new(),
+                TargetState::Paused,
+                vec![],
+                vec![],
+                vec![],
+            )
+            .await;
+        assert!(matches!(again, Err(StorageError::Conflict(_))), "{again:?}");
+        store.close().await;
+        let store = open(dir.path());
+        let stored = store.load_connectors().await.unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].config, config);
+        assert_eq!(stored[0].target, TargetState::Started);
+        assert_eq!(stored[0].tasks, tasks);
+        store.close().await;
     }
 }

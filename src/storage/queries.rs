@@ -168,6 +168,7 @@ pub(super) fn create_connector(
     name: &str,
     config: &BTreeMap<String, String>,
     target: TargetState,
+    tasks: &[BTreeMap<String, String>],
     offsets: &[(Json, Option<Json>)],
 ) -> Result<(), StorageError> {
     if exists(conn, name)? {
@@ -183,7 +184,7 @@ pub(super) fn create_connector(
         "INSERT INTO connector_configs (name, config, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
         params![name, to_json(config)?, now],
     )?;
-    put_task_configs(conn, name, &[])?;
+    put_task_configs(conn, name, tasks)?;
     write_source_offsets(conn, name, offsets)
 }
 

@@ -541,7 +541,14 @@ async fn sink_connectors_are_read_only_connect_groups() {
     ]);
     for (name, config) in [("snk", config), ("src", BTreeMap::new())] {
         store
-            .create_connector(name.into(), config, TargetState::Started, vec![], vec![])
+            .create_connector(
+                name.into(),
+                config,
+                TargetState::Started,
+                vec![],
+                vec![],
+                vec![],
+            )
             .await
             .unwrap();
     }
