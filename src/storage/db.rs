@@ -3,7 +3,8 @@
 //! One writer thread owns the only read-write connection. Callers send it closures; it runs every closure
 //! that is waiting in one `BEGIN IMMEDIATE` transaction (group commit), each closure inside its own
 //! savepoint so that one failing closure rolls back only its own changes. Callers get their answer only
-//! after the transaction has committed, so an acknowledged write is a durable write.
+//! after the transaction has committed, so an acknowledged write is a durable write. Writes nobody waits
+//! for (statuses) wait a few milliseconds for one that has a caller, and share its commit.
 //!
 //! A reader thread owns a read-only connection; in WAL mode it reads the last committed state without
 //! waiting for the writer.
@@ -24,6 +25,11 @@ type Job = Box<dyn FnOnce(&Connection) -> (Reply, bool) + Send>;
 /// At most this many queued jobs share one transaction, so one group never grows without bound.
 const MAX_GROUP: usize = 256;
 
+/// How long a group of background writes (statuses; nobody waits for them) waits for a write that has
+/// a caller before it commits on its own. A connector's create is followed by the statuses it and its
+/// tasks report: they ride with the next change or append instead of costing a commit of their own.
+const BACKGROUND_DELAY: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// A handle to a thread that owns one SQLite connection.
 #[derive(Clone, Debug)]
 pub(crate) struct DbThread {
@@ -35,7 +41,10 @@ type CommitTimes = Option<prometheus_client::metrics::histogram::Histogram>;
 
 /// What a database thread receives.
 enum Msg {
+    /// A write with a caller waiting for it.
     Job(Job),
+    /// A write nobody waits for ([`DbThread::send`]).
+    Background(Job),
     /// Finish what came before, close the connection, then acknowledge.
     Close(tokio::sync::oneshot::Sender<()>),
 }
@@ -126,11 +135,12 @@ impl DbThread {
     where
         F: FnOnce(&Connection) -> Result<(), StorageError> + Send + 'static,
     {
-        let _ = self.submit(f, move |r| {
+        let job = Self::job(f, move |r| {
             if let Err(error) = r {
                 tracing::warn!(%error, "Background write failed: {what}.");
             }
         });
+        let _ = self.jobs.send(Msg::Background(job));
     }
 
     fn submit<R, F, S>(&self, f: F, deliver: S) -> Result<(), StorageError>
@@ -139,7 +149,19 @@ impl DbThread {
         F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
         S: FnOnce(Result<R, StorageError>) + Send + 'static,
     {
-        let job: Job = Box::new(move |conn| {
+        self.jobs
+            .send(Msg::Job(Self::job(f, deliver)))
+            .map_err(|_| StorageError::Closed)
+    }
+
+    /// `f` in its own savepoint, answered through `deliver` once the group's transaction has ended.
+    fn job<R, F, S>(f: F, deliver: S) -> Job
+    where
+        R: Send + 'static,
+        F: FnOnce(&Connection) -> Result<R, StorageError> + Send + 'static,
+        S: FnOnce(Result<R, StorageError>) + Send + 'static,
+    {
+        Box::new(move |conn| {
             let result = in_savepoint(conn, f);
             let disk_full = matches!(&result, Err(e) if e.is_disk_full());
             let reply: Reply = Box::new(move |commit_error| {
@@ -151,10 +173,7 @@ impl DbThread {
                 })
             });
             (reply, disk_full)
-        });
-        self.jobs
-            .send(Msg::Job(job))
-            .map_err(|_| StorageError::Closed)
+        })
     }
 }
 
@@ -185,8 +204,9 @@ fn in_savepoint<R>(
 fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer: CommitTimes) {
     let mut closing = None;
     while closing.is_none() {
-        let first = match rx.recv() {
-            Ok(Msg::Job(job)) => job,
+        let (first, mut waited_for) = match rx.recv() {
+            Ok(Msg::Job(job)) => (job, true),
+            Ok(Msg::Background(job)) => (job, false),
             Ok(Msg::Close(ack)) => {
                 closing = Some(ack);
                 break;
@@ -198,14 +218,26 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer
             continue;
         };
         let mut group = vec![first];
+        // Background writes alone wait a little for a write with a caller to share their commit.
+        let background_until = std::time::Instant::now() + BACKGROUND_DELAY;
         while group.len() < MAX_GROUP {
-            match rx.try_recv() {
-                Ok(Msg::Job(job)) => group.push(job),
-                Ok(Msg::Close(ack)) => {
+            let next = if waited_for {
+                rx.try_recv().ok()
+            } else {
+                let left = background_until.saturating_duration_since(std::time::Instant::now());
+                rx.recv_timeout(left).ok()
+            };
+            match next {
+                Some(Msg::Job(job)) => {
+                    waited_for = true;
+                    group.push(job);
+                }
+                Some(Msg::Background(job)) => group.push(job),
+                Some(Msg::Close(ack)) => {
                     closing = Some(ack);
                     break;
                 }
-                Err(_) => break,
+                None => break,
             }
         }
         let started = std::time::Instant::now();

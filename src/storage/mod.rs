@@ -602,6 +602,8 @@ pub fn canonical_key(partition: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::State;
+    use rusqlite::OptionalExtension;
     use serde_json::json;
 
     fn open(dir: &Path) -> Store {
@@ -925,6 +927,26 @@ mod tests {
         rt.block_on(again.close());
     }
 
+    fn status(state: State) -> StoredStatus {
+        StoredStatus {
+            state,
+            trace: None,
+            worker_id: "w".into(),
+        }
+    }
+
+    /// The connector's status as stored in the file, read on a connection of its own.
+    fn stored_state(dir: &Path, name: &str) -> Option<String> {
+        let conn = rusqlite::Connection::open(dir.join("t.db")).unwrap();
+        conn.query_row(
+            "SELECT state FROM connector_statuses WHERE connector = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .optional()
+        .unwrap()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn create_stores_the_first_task_configs_and_refuses_a_second_create() {
         let dir = tempfile::tempdir().unwrap();
@@ -963,5 +985,55 @@ mod tests {
         assert_eq!(stored[0].target, TargetState::Started);
         assert_eq!(stored[0].tasks, tasks);
         store.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn statuses_nobody_waits_for_are_committed_alone_with_the_next_write_and_at_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        for name in ["alone", "with-next", "at-close"] {
+            store
+                .create_connector(
+                    name.into(),
+                    BTreeMap::new(),
+                    TargetState::Started,
+                    vec![],
+                    vec![],
+                    vec![],
+                )
+                .await
+                .unwrap();
+        }
+        // Alone: committed once the short wait for company is over.
+        store.record_connector_status("alone", status(State::Running));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while stored_state(dir.path(), "alone").is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the status was never committed"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        assert_eq!(
+            stored_state(dir.path(), "alone").as_deref(),
+            Some("RUNNING")
+        );
+        // Followed by a write with a caller: committed when that write's answer comes.
+        store.record_connector_status("with-next", status(State::Paused));
+        store
+            .set_target_state("with-next".into(), TargetState::Paused)
+            .await
+            .unwrap();
+        assert_eq!(
+            stored_state(dir.path(), "with-next").as_deref(),
+            Some("PAUSED")
+        );
+        // Followed by the store's close: committed before the connection closes.
+        store.record_connector_status("at-close", status(State::Failed));
+        store.close().await;
+        assert_eq!(
+            stored_state(dir.path(), "at-close").as_deref(),
+            Some("FAILED")
+        );
     }
 }
