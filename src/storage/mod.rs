@@ -1036,4 +1036,66 @@ mod tests {
             Some("FAILED")
         );
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_database_of_schema_3_keeps_its_connectors_in_the_without_rowid_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let mut conn = rusqlite::Connection::open(dir.path().join("t.db")).unwrap();
+            embedded::migrations::runner()
+                .set_target(refinery::Target::Version(3))
+                .run(&mut conn)
+                .unwrap();
+            conn.execute_batch(
+                "INSERT INTO worker_identity VALUES (1, 'cluster', 0);
+                 INSERT INTO connector_configs VALUES ('c', '{\"connector.class\":\"X\"}', 1, 2);
+                 INSERT INTO target_states VALUES ('c', 'PAUSED', 'STOPPED');
+                 INSERT INTO task_configs VALUES ('c', 0, '{\"t\":\"0\"}'), ('c', 1, '{\"t\":\"1\"}');
+                 INSERT INTO task_counts VALUES ('c', 2);
+                 INSERT INTO connector_statuses VALUES ('c', 'STOPPED', NULL, 'w', 3);
+                 INSERT INTO task_statuses VALUES ('c', 0, 'FAILED', 'trace', 'w', 4);",
+            )
+            .unwrap();
+        }
+        let store = open(dir.path());
+        let stored = store.load_connectors().await.unwrap();
+        assert_eq!(stored.len(), 1);
+        assert_eq!(stored[0].name, "c");
+        assert_eq!(stored[0].config["connector.class"], "X");
+        assert_eq!(stored[0].target, TargetState::Stopped);
+        assert_eq!(stored[0].tasks.len(), 2);
+        assert_eq!(stored[0].tasks[1]["t"], "1");
+        assert_eq!(store.cluster_id(), "cluster");
+        store.close().await;
+        let conn = rusqlite::Connection::open(dir.path().join("t.db")).unwrap();
+        let statuses: (String, String, String) = conn
+            .query_row(
+                "SELECT s.state, t.state, t.trace FROM connector_statuses s
+                 JOIN task_statuses t ON t.connector = s.connector",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            statuses,
+            ("STOPPED".into(), "FAILED".into(), "trace".into())
+        );
+        for table in [
+            "connector_configs",
+            "target_states",
+            "task_configs",
+            "task_counts",
+            "connector_statuses",
+            "task_statuses",
+        ] {
+            let sql: String = conn
+                .query_row(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert!(sql.ends_with("WITHOUT ROWID"), "{table}: {sql}");
+        }
+    }
 }
