@@ -112,8 +112,15 @@ impl PendingAppend {
     }
 }
 
-/// An append under `log.buffer.max.bytes`: reclaims delivered records when the batch does not fit,
-/// then refuses it (`pause`) or drops the oldest records (`drop_oldest`).
+/// Above this share of `log.buffer.max.bytes` (in quarters), each append also deletes some of the
+/// records the sinks have delivered, a few at a time, so the log seldom reaches its cap and no single
+/// append pays for deleting a whole cap's worth of records.
+const RECLAIM_FROM_QUARTERS: u64 = 3;
+
+/// An append under `log.buffer.max.bytes`. Above three quarters of the cap it deletes delivered records,
+/// at most twice as many as it appends per partition; when the batch still does not fit, it reclaims
+/// every delivered record, then refuses the batch (`pause`) or drops the oldest records
+/// (`drop_oldest`).
 fn append_capped(
     c: &Connection,
     batch: AppendBatch,
@@ -127,6 +134,11 @@ fn append_capped(
         Some(b) => b,
         None => log::log_bytes(c)?,
     };
+    if current + need > cap.max_bytes / 4 * RECLAIM_FROM_QUARTERS {
+        let step = 2 * batch.records.len().max(1) as i64;
+        let (_, freed) = log::reclaim_delivered_step(c, step)?;
+        current = current.saturating_sub(freed);
+    }
     if current > 0 && current + need > cap.max_bytes {
         if log::reclaim_delivered(c)? > 0 {
             current = log::log_bytes(c)?;

@@ -459,15 +459,7 @@ pub(super) fn partition_stats(
 /// Deletes the records that every existing sink connector with a committed offset on their partition has
 /// already read past (they were delivered). Returns how many were deleted.
 pub(super) fn reclaim_delivered(conn: &Connection) -> Result<u64, StorageError> {
-    let delivered: Vec<(i64, i32, i64)> = conn
-        .prepare_cached(
-            "SELECT t.id, s.partition, MIN(s.offset) FROM sink_offsets s
-             JOIN topics t ON t.name = s.topic
-             JOIN connector_configs c ON c.name = s.connector
-             GROUP BY t.id, s.partition",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
+    let delivered = delivered_below(conn)?;
     let mut deleted = 0u64;
     let mut delete = conn.prepare_cached(
         "DELETE FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset < ?3",
@@ -476,6 +468,57 @@ pub(super) fn reclaim_delivered(conn: &Connection) -> Result<u64, StorageError> 
         deleted += delete.execute(params![topic_id, partition, below])? as u64;
     }
     Ok(deleted)
+}
+
+/// Per partition that existing sink connectors read, as (topic id, partition, offset): the offset below
+/// which every one of them has delivered.
+fn delivered_below(conn: &Connection) -> Result<Vec<(i64, i32, i64)>, StorageError> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT t.id, s.partition, MIN(s.offset) FROM sink_offsets s
+             JOIN topics t ON t.name = s.topic
+             JOIN connector_configs c ON c.name = s.connector
+             GROUP BY t.id, s.partition",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// Deletes, in each partition, at most `max_records` of the oldest records that every sink reading it
+/// has delivered. Returns (records, bytes) deleted.
+pub(super) fn reclaim_delivered_step(
+    conn: &Connection,
+    max_records: i64,
+) -> Result<(u64, u64), StorageError> {
+    let (mut records, mut bytes) = (0u64, 0u64);
+    for (topic_id, partition, below) in delivered_below(conn)? {
+        let first: Option<i64> = conn
+            .prepare_cached(
+                "SELECT MIN(offset) FROM records WHERE topic_id = ?1 AND partition = ?2",
+            )?
+            .query_row(params![topic_id, partition], |r| r.get(0))?;
+        let Some(first) = first else { continue };
+        let upto = below.min(first.saturating_add(max_records));
+        if upto <= first {
+            continue;
+        }
+        let (n, b): (i64, i64) = conn
+            .prepare_cached(
+                "SELECT COUNT(*), COALESCE(SUM(COALESCE(length(key), 0) + COALESCE(length(value), 0)
+                        + COALESCE(length(headers), 0)), 0)
+                 FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset < ?3",
+            )?
+            .query_row(params![topic_id, partition, upto], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        conn.prepare_cached(
+            "DELETE FROM records WHERE topic_id = ?1 AND partition = ?2 AND offset < ?3",
+        )?
+        .execute(params![topic_id, partition, upto])?;
+        records += n.max(0) as u64;
+        bytes += b.max(0) as u64;
+    }
+    Ok((records, bytes))
 }
 
 /// Deletes the oldest records (by timestamp, always a prefix of each partition) until at least `to_free`

@@ -860,6 +860,20 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
+        // Above three quarters of the cap, an append deletes at most twice its own records of those
+        // delivered: four of the five, which make room for the two.
+        assert_eq!(start, 4, "four delivered records were deleted");
+        // The next append deletes the last delivered one and no undelivered record.
+        let s = store.clone();
+        tokio::task::spawn_blocking(move || s.append_blocking(batch(1, 3)))
+            .await
+            .unwrap()
+            .unwrap();
+        let s = store.clone();
+        let start = tokio::task::spawn_blocking(move || s.log_start_blocking(tp("t")))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(start, 5, "only delivered records were deleted");
         assert_eq!(store.dropped_records(), 0);
     }

@@ -2,9 +2,9 @@
 //! the log is kept small, against the cost per record of the default run.
 //!
 //! The worker applies `retention.ms` / `retention.bytes` once a minute, which is about the length of the
-//! whole run, so the log is bounded here by `log.buffer.max.bytes`: whenever an append would take the
-//! log over it, the records every sink has delivered are deleted in the append's transaction. The run
-//! pays for that deletion as it goes, as a long-running worker pays for retention.
+//! whole run, so the log is bounded here by `log.buffer.max.bytes`: above three quarters of it, appends
+//! delete records every sink has delivered in their own transactions. The run pays for that deletion as
+//! it goes, as a long-running worker pays for retention.
 
 use crate::pipeline::{pipeline_run, pipeline_run_with, Conv};
 use crate::report::{fmt_num, measure, median, Row, Target};
