@@ -627,6 +627,21 @@ mod tests {
         }
     }
 
+    /// Stores a connector with an empty config, STARTED, without tasks or offsets.
+    async fn create(store: &Store, name: &str) {
+        store
+            .create_connector(
+                name.into(),
+                BTreeMap::new(),
+                TargetState::Started,
+                vec![],
+                vec![],
+                vec![],
+            )
+            .await
+            .unwrap();
+    }
+
     fn tp(topic: &str) -> TopicPartition {
         TopicPartition {
             topic: topic.into(),
@@ -834,17 +849,7 @@ mod tests {
         assert_eq!(refused.records.len(), 2);
         assert!(message.contains("log.buffer.max.bytes=1000"), "{message}");
         // A sink connector that exists and has read past five records frees them.
-        store
-            .create_connector(
-                "snk".into(),
-                BTreeMap::new(),
-                TargetState::Started,
-                vec![],
-                vec![],
-                vec![],
-            )
-            .await
-            .unwrap();
+        create(&store, "snk").await;
         store
             .write_sink_offsets("snk".into(), vec![("t".into(), 0, Some(5))])
             .await
@@ -1006,17 +1011,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = open(dir.path());
         for name in ["alone", "with-next", "at-close"] {
-            store
-                .create_connector(
-                    name.into(),
-                    BTreeMap::new(),
-                    TargetState::Started,
-                    vec![],
-                    vec![],
-                    vec![],
-                )
-                .await
-                .unwrap();
+            create(&store, name).await;
         }
         // Alone: committed once the short wait for company is over.
         store.record_connector_status("alone", status(State::Running));
