@@ -29,7 +29,22 @@ fn props(dir: &Path, name: &str, db: &Path) -> String {
 /// Runs the binary with `args` (logging at info) until it exits, bounded by [`DEADLINE`]; `adjust` may
 /// change the command first. Returns the exit code and stderr.
 fn exit_of(cwd: &Path, args: &[&str], adjust: impl FnOnce(&mut Command)) -> (i32, String) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_liteconnect"));
+    exit_of_program(
+        Path::new(env!("CARGO_BIN_EXE_liteconnect")),
+        cwd,
+        args,
+        adjust,
+    )
+}
+
+/// [`exit_of`] with the binary at `program`.
+fn exit_of_program(
+    program: &Path,
+    cwd: &Path,
+    args: &[&str],
+    adjust: impl FnOnce(&mut Command),
+) -> (i32, String) {
+    let mut command = Command::new(program);
     command
         .current_dir(cwd)
         .args(args)
@@ -38,7 +53,18 @@ fn exit_of(cwd: &Path, args: &[&str], adjust: impl FnOnce(&mut Command)) -> (i32
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     adjust(&mut command);
-    let mut child = command.spawn().expect("spawn liteconnect");
+    // A binary copied just now may be "text file busy" for a moment: another test's fork can hold the
+    // copy's write handle until its exec. That passes; wait for it with the deadline.
+    let started = Instant::now();
+    let mut child = loop {
+        match command.spawn() {
+            Ok(child) => break child,
+            Err(e) if e.raw_os_error() == Some(26) && started.elapsed() < DEADLINE => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            Err(e) => panic!("spawn {}: {e}", program.display()),
+        }
+    };
     let mut stderr = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -117,7 +143,8 @@ fn a_database_it_cannot_write_is_refused_at_start_up() {
     assert!(db.exists());
     // The file is read-only; its directory and lock file are not, so SQLite opens the file read-only
     // without a word. Root ignores permission bits, so when the tests run as root the worker runs as
-    // `nobody` (uid 65534), for whom the bits hold.
+    // `nobody` (uid 65534), for whom the bits hold. `nobody` may not reach the build's binary (a checkout
+    // in a mode-700 home directory), so the worker run is a copy placed in the test's own directory.
     let mode = |path: &Path, mode: u32| {
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
     };
@@ -125,7 +152,10 @@ fn a_database_it_cannot_write_is_refused_at_start_up() {
     mode(&db, 0o444);
     mode(&dir.path().join("bin.db.lock"), 0o666);
     mode(Path::new(&config), 0o644);
-    let (code, err) = exit_of(dir.path(), &[&config], |c| {
+    let program = dir.path().join("liteconnect");
+    std::fs::copy(env!("CARGO_BIN_EXE_liteconnect"), &program).unwrap();
+    mode(&program, 0o755);
+    let (code, err) = exit_of_program(&program, dir.path(), &[&config], |c| {
         if running_as_root() {
             c.uid(65534).gid(65534);
         }
