@@ -191,6 +191,7 @@ async fn offset_for_timestamp(
 
 async fn list_one(
     broker: &Broker,
+    version: i16,
     topic: &str,
     partition: i32,
     ts: i64,
@@ -212,10 +213,11 @@ async fn list_one(
         ts => offset_for_timestamp(broker, &tp, offsets.beginning, offsets.end, ts).await,
     };
     match found {
+        // The leader epoch is a field from v4 on; an older answer carries none (-1 is its absence).
         Ok((offset, timestamp)) => answer
             .with_offset(offset)
             .with_timestamp(timestamp)
-            .with_leader_epoch(0),
+            .with_leader_epoch(if version >= 4 { 0 } else { -1 }),
         Err(e) => answer.with_error_code(e.code()),
     }
 }
@@ -230,8 +232,16 @@ pub(super) async fn list_offsets(
     for t in &request.topics {
         let mut partitions = Vec::new();
         for p in &t.partitions {
-            partitions
-                .push(list_one(broker, t.name.as_str(), p.partition_index, p.timestamp).await);
+            partitions.push(
+                list_one(
+                    broker,
+                    frame.version,
+                    t.name.as_str(),
+                    p.partition_index,
+                    p.timestamp,
+                )
+                .await,
+            );
         }
         topics.push(
             ListOffsetsTopicResponse::default()
