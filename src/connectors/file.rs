@@ -14,6 +14,7 @@ use crate::config::def::{
 };
 use crate::connectors::plugin_identity;
 use crate::data::{Schema, Value};
+use crate::logging::WarnThrottle;
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, SinkRecord, SourceRecord};
 
@@ -127,39 +128,6 @@ pub struct FileSourceTask {
     from_start: bool,
     /// Throttles the warning about a missing file.
     missing: WarnThrottle,
-}
-
-/// How often a repeated warning is logged again: the first time at once, then at most once per interval
-/// with the number of times it was held back.
-#[derive(Debug, Default)]
-struct WarnThrottle {
-    last: Option<Instant>,
-    held_back: u64,
-}
-
-impl WarnThrottle {
-    /// Logging a repeated warning again at most this often.
-    const INTERVAL: Duration = Duration::from_secs(60);
-
-    /// Notes one occurrence at `now`. Returns whether to log it, with how many occurrences were held back
-    /// since the last one logged.
-    fn note(&mut self, now: Instant) -> Option<u64> {
-        match self.last {
-            Some(last) if now.saturating_duration_since(last) < Self::INTERVAL => {
-                self.held_back += 1;
-                None
-            }
-            _ => {
-                self.last = Some(now);
-                Some(std::mem::take(&mut self.held_back))
-            }
-        }
-    }
-
-    /// The condition is over: the next occurrence is logged at once.
-    fn reset(&mut self) {
-        *self = WarnThrottle::default();
-    }
 }
 
 impl FileSourceTask {
@@ -598,30 +566,6 @@ mod tests {
         assert_eq!(
             lines_of(&mut task, b"\nnext"),
             vec![("no end yet".into(), 12)]
-        );
-    }
-
-    #[test]
-    fn a_repeated_warning_is_logged_once_then_once_a_minute_with_a_count() {
-        let mut throttle = WarnThrottle::default();
-        let t0 = Instant::now();
-        let at = |secs: u64| t0 + Duration::from_secs(secs);
-        assert_eq!(throttle.note(at(0)), Some(0), "the first one is logged");
-        for s in 1..60 {
-            assert_eq!(throttle.note(at(s)), None, "held back at {s}s");
-        }
-        assert_eq!(
-            throttle.note(at(60)),
-            Some(59),
-            "a minute later, with the count"
-        );
-        assert_eq!(throttle.note(at(61)), None);
-        assert_eq!(throttle.note(at(125)), Some(1));
-        throttle.reset();
-        assert_eq!(
-            throttle.note(at(126)),
-            Some(0),
-            "after a reset, at once again"
         );
     }
 

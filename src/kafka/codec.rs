@@ -16,6 +16,8 @@ use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion};
 pub const API_VERSIONS_KEY: i16 = 18;
 /// The API key of Produce.
 pub const PRODUCE_KEY: i16 = 0;
+/// The API key of Fetch.
+pub const FETCH_KEY: i16 = 1;
 /// The lowest Produce version decoded (older ones are advertised only, as librdkafka needs v0 listed
 /// to turn compression on).
 pub const PRODUCE_MIN_DECODED: i16 = 3;
@@ -103,6 +105,8 @@ pub struct Frame {
     pub client_id: Option<String>,
     /// The request ([`Request::Unsupported`] for an API key or version not decoded).
     pub request: Request,
+    /// The error codes of the answer, noted as it is encoded (for the listener's metrics).
+    pub error_codes: std::sync::Mutex<Vec<i16>>,
 }
 
 /// Decodes one request frame (the bytes after the 4-byte length). An API key or version this listener
@@ -127,6 +131,7 @@ pub fn decode_frame(frame: Bytes) -> Result<Frame, String> {
         correlation_id,
         client_id: None,
         request: Request::Unsupported,
+        error_codes: Default::default(),
     };
     match decoded_versions(api_key) {
         Some((min, max)) if (min..=max).contains(&version) => {}
@@ -140,6 +145,7 @@ pub fn decode_frame(frame: Bytes) -> Result<Frame, String> {
         correlation_id: header.correlation_id,
         client_id: header.client_id.map(|c| c.to_string()),
         request,
+        error_codes: Default::default(),
     })
 }
 

@@ -1,6 +1,7 @@
 //! The shared broker state and the per-request dispatch: each decoded request goes to its handler, and
 //! its response is encoded with the request's version.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -9,11 +10,14 @@ use kafka_protocol::messages::ApiVersionsResponse;
 use kafka_protocol::protocol::{Encodable, HeaderVersion};
 use kafka_protocol::ResponseError;
 
+use super::answers::ErrorCodes;
 use super::codec::{self, Frame, Request, APIS};
 use super::groups::{ClientInfo, Groups};
 use super::sasl::{Credentials, Outcome, SaslSession};
 use super::{produce, Node};
 use crate::config::worker::kafka::KafkaSettings;
+use crate::logging::WarnThrottle;
+use crate::metrics::Metrics;
 use crate::storage::Store;
 use crate::worker::LogSignal;
 
@@ -36,6 +40,34 @@ pub struct Broker {
     pub credentials: Option<Arc<Credentials>>,
     /// Idempotent producers: ids handed out and the last batches per partition.
     pub producers: produce::Producers,
+    /// The worker's metrics (the listener's own are `metrics.kafka`).
+    pub metrics: Arc<Metrics>,
+    /// Repeated warnings about connections, held back per peer and reason.
+    pub warnings: Warnings,
+}
+
+/// Repeated warnings about listener connections, held back per peer address and reason: the first at
+/// once, then at most once a minute with the count held back (a client retrying in a loop writes one line
+/// a minute, not one per attempt).
+#[derive(Debug, Default)]
+pub struct Warnings(
+    std::sync::Mutex<std::collections::HashMap<(IpAddr, &'static str), WarnThrottle>>,
+);
+
+impl Warnings {
+    /// Peers and reasons remembered at most; past that the memory starts again (a line may repeat).
+    const MAX: usize = 4096;
+
+    /// Notes one warning of `reason` about `peer`: `Some(held back)` when it is to be logged now.
+    pub fn note(&self, peer: IpAddr, reason: &'static str) -> Option<u64> {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= Self::MAX && !map.contains_key(&(peer, reason)) {
+            map.clear();
+        }
+        map.entry((peer, reason))
+            .or_default()
+            .note(std::time::Instant::now())
+    }
 }
 
 /// One connection's state.
@@ -66,7 +98,13 @@ pub enum Reply {
 }
 
 /// Encodes a response for the frame's correlation id and version.
-pub(super) fn respond<R: Encodable + HeaderVersion>(frame: &Frame, response: &R) -> Reply {
+pub(super) fn respond<R: Encodable + HeaderVersion + ErrorCodes>(
+    frame: &Frame,
+    response: &R,
+) -> Reply {
+    if let Ok(mut codes) = frame.error_codes.lock() {
+        response.error_codes(&mut codes);
+    }
     match codec::encode_response(frame.correlation_id, frame.version, response) {
         Ok(bytes) => Reply::Send(bytes),
         Err(e) => Reply::Close(format!(
@@ -93,6 +131,9 @@ fn api_versions(frame: &Frame, supported: bool) -> Reply {
         return respond(frame, &response);
     }
     response.error_code = ResponseError::UnsupportedVersion.code();
+    if let Ok(mut codes) = frame.error_codes.lock() {
+        codes.push(response.error_code);
+    }
     match codec::encode_response(frame.correlation_id, 0, &response) {
         Ok(bytes) => Reply::Send(bytes),
         Err(e) => Reply::Close(e),
@@ -100,8 +141,37 @@ fn api_versions(frame: &Frame, supported: bool) -> Reply {
 }
 
 impl Broker {
-    /// Answers one request.
+    /// Answers one request, and counts it with the error codes of its answer and its bytes.
     pub async fn handle(&self, conn: &mut Connection, frame: Frame) -> Reply {
+        let kafka = &self.metrics.kafka;
+        if let Request::Produce(r) = &frame.request {
+            let bytes = r
+                .topic_data
+                .iter()
+                .flat_map(|t| &t.partition_data)
+                .filter_map(|p| p.records.as_ref())
+                .map(|b| b.len() as u64)
+                .sum::<u64>();
+            kafka.produce_bytes.inc_by(bytes);
+        }
+        let (api_key, version) = (frame.api_key, frame.version);
+        let reply = self.answer(conn, &frame).await;
+        if let (codec::FETCH_KEY, Reply::Send(bytes)) = (api_key, &reply) {
+            kafka.fetch_bytes.inc_by(bytes.len() as u64);
+        }
+        let codes = frame
+            .error_codes
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default();
+        if !matches!(reply, Reply::Close(_)) {
+            kafka.answered(api_key, version, &codes);
+        }
+        reply
+    }
+
+    /// Answers one request.
+    async fn answer(&self, conn: &mut Connection, frame: &Frame) -> Reply {
         if !conn.authenticated
             && !matches!(
                 frame.request,
@@ -119,7 +189,7 @@ impl Broker {
         let v = frame.version;
         match &frame.request {
             Request::Unsupported if frame.api_key == codec::API_VERSIONS_KEY => {
-                return api_versions(&frame, false)
+                return api_versions(frame, false)
             }
             Request::Unsupported => {
                 return Reply::Close(format!(
@@ -127,24 +197,24 @@ impl Broker {
                     frame.api_key, frame.version
                 ))
             }
-            Request::ApiVersions(_) => return api_versions(&frame, true),
+            Request::ApiVersions(_) => return api_versions(frame, true),
             _ => {}
         }
-        let Frame { request, .. } = &frame;
+        let Frame { request, .. } = frame;
         match request {
-            Request::Produce(r) => produce::produce(self, &frame, r.clone()).await,
+            Request::Produce(r) => produce::produce(self, frame, r.clone()).await,
             Request::Fetch(r) => {
-                super::fetch::fetch(self, &mut conn.read_ahead, &frame, r.clone()).await
+                super::fetch::fetch(self, &mut conn.read_ahead, frame, r.clone()).await
             }
-            Request::ListOffsets(r) => super::metadata::list_offsets(self, &frame, r).await,
-            Request::Metadata(r) => super::metadata::metadata(self, conn, &frame, r).await,
-            Request::DescribeCluster(_) => super::metadata::describe_cluster(self, conn, &frame),
-            Request::InitProducerId(r) => produce::init_producer_id(self, &frame, r),
-            Request::CreateTopics(r) => super::admin::create_topics(self, &frame, r).await,
-            Request::DeleteTopics(r) => super::admin::delete_topics(self, &frame, r).await,
-            Request::DescribeConfigs(r) => super::admin::describe_configs(self, &frame, r).await,
-            Request::SaslHandshake(_) | Request::SaslAuthenticate(_) => sasl(conn, &frame),
-            _ => self.group_request(conn, &frame, v).await,
+            Request::ListOffsets(r) => super::metadata::list_offsets(self, frame, r).await,
+            Request::Metadata(r) => super::metadata::metadata(self, conn, frame, r).await,
+            Request::DescribeCluster(_) => super::metadata::describe_cluster(self, conn, frame),
+            Request::InitProducerId(r) => produce::init_producer_id(self, frame, r),
+            Request::CreateTopics(r) => super::admin::create_topics(self, frame, r).await,
+            Request::DeleteTopics(r) => super::admin::delete_topics(self, frame, r).await,
+            Request::DescribeConfigs(r) => super::admin::describe_configs(self, frame, r).await,
+            Request::SaslHandshake(_) | Request::SaslAuthenticate(_) => sasl(conn, frame),
+            _ => self.group_request(conn, frame, v).await,
         }
     }
 
@@ -177,10 +247,22 @@ impl Broker {
 /// SaslHandshake and SaslAuthenticate, handed to the connection's SASL session.
 fn sasl(conn: &mut Connection, frame: &Frame) -> Reply {
     let Some(session) = conn.sasl.as_mut() else {
-        return Reply::Close(format!(
-            "API key {} on a listener without SASL",
-            frame.api_key
-        ));
+        // As Kafka answers on a listener without SASL: ILLEGAL_SASL_STATE, and the connection lives on.
+        let code = ResponseError::IllegalSaslState.code();
+        return match &frame.request {
+            Request::SaslHandshake(_) => respond(
+                frame,
+                &kafka_protocol::messages::SaslHandshakeResponse::default().with_error_code(code),
+            ),
+            _ => respond(
+                frame,
+                &kafka_protocol::messages::SaslAuthenticateResponse::default()
+                    .with_error_code(code)
+                    .with_error_message(Some(kafka_protocol::protocol::StrBytes::from_static_str(
+                        "This listener does not use SASL.",
+                    ))),
+            ),
+        };
     };
     let (reply, outcome) = match &frame.request {
         Request::SaslHandshake(r) => {
@@ -206,5 +288,23 @@ fn after_sasl(conn: &mut Connection, reply: Reply, outcome: Outcome) -> Reply {
         }
         (Outcome::Failed, Reply::Send(bytes)) => Reply::SendAndClose(bytes),
         (Outcome::Failed, reply) => reply,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Warnings;
+
+    #[test]
+    fn connection_warnings_are_held_back_per_peer_and_reason() {
+        let warnings = Warnings::default();
+        let a = "127.0.0.1".parse().unwrap();
+        let b = "127.0.0.2".parse().unwrap();
+        assert_eq!(warnings.note(a, "malformed request"), Some(0), "the first at once");
+        for _ in 0..1000 {
+            assert_eq!(warnings.note(a, "malformed request"), None, "then held back");
+        }
+        assert_eq!(warnings.note(a, "protocol"), Some(0), "another reason is its own");
+        assert_eq!(warnings.note(b, "malformed request"), Some(0), "another peer too");
     }
 }

@@ -6,6 +6,7 @@
 //! carries no code for the APIs it does not serve).
 
 mod admin;
+mod answers;
 pub mod codec;
 pub mod dispatch;
 pub mod fetch;
@@ -118,6 +119,8 @@ impl KafkaPrepared {
             retention_bytes: config.retention_bytes,
             credentials: self.credentials.clone(),
             producers: produce::Producers::default(),
+            metrics: herder.store().metrics().clone(),
+            warnings: Default::default(),
         });
         bound
             .into_iter()

@@ -14,6 +14,7 @@ use super::codec::decode_frame;
 use super::dispatch::{Broker, Connection, Reply};
 use super::sasl::SaslSession;
 use super::Node;
+use crate::metrics::CloseReason;
 
 /// What a frame may hold beyond `message.max.bytes` of records: headers, names, several partitions.
 const FRAME_OVERHEAD: usize = 1 << 20;
@@ -44,6 +45,7 @@ pub async fn serve(listener: KafkaSocket, broker: Arc<Broker>, mut stop: watch::
                 continue;
             }
         };
+        broker.metrics.kafka.opened.inc();
         let _ = stream.set_nodelay(true);
         let conn = Connection {
             node: listener.node.clone(),
@@ -59,54 +61,72 @@ pub async fn serve(listener: KafkaSocket, broker: Arc<Broker>, mut stop: watch::
         };
         let (broker, stop, tls) = (broker.clone(), stop.clone(), listener.tls.clone());
         tokio::spawn(async move {
-            match tls {
-                None => connection(stream, broker, conn, peer, stop).await,
+            let reason = match tls {
+                None => connection(stream, &broker, conn, peer, stop).await,
                 Some(tls) => match tls.accept(stream).await {
-                    Ok(stream) => connection(stream, broker, conn, peer, stop).await,
+                    Ok(stream) => connection(stream, &broker, conn, peer, stop).await,
                     Err(e) => {
-                        tracing::info!(%peer, error = %e, "A TLS handshake on the Kafka listener failed.")
+                        if let Some(held) = broker.warnings.note(peer.ip(), "tls") {
+                            tracing::info!(%peer, error = %e, held_back = held, "A TLS handshake on the Kafka listener failed.")
+                        }
+                        CloseReason::Tls
                     }
                 },
-            }
+            };
+            broker.metrics.kafka.closed(reason);
         });
     }
 }
 
+/// Logs a warning about a closed connection, at most once a minute per peer and reason with the count
+/// held back in between.
+fn warn_closed(broker: &Broker, peer: SocketAddr, reason: &'static str, detail: &str) {
+    if let Some(held_back) = broker.warnings.note(peer.ip(), reason) {
+        tracing::warn!(%peer, reason = %detail, held_back, "Closed a Kafka connection.");
+    }
+}
+
 /// Serves one connection: reads a frame, answers it, and so on until the client closes, a frame is
-/// malformed or too large (the connection is closed with a log line), or the worker stops.
+/// malformed or too large (the connection is closed with a log line), or the worker stops. Returns why
+/// it ended.
 async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
-    broker: Arc<Broker>,
+    broker: &Broker,
     mut conn: Connection,
     peer: SocketAddr,
     mut stop: watch::Receiver<bool>,
-) {
+) -> CloseReason {
     let max_frame =
         usize::try_from(broker.settings.message_max_bytes).unwrap_or(0) + FRAME_OVERHEAD;
     loop {
         let mut len = [0u8; 4];
         tokio::select! {
-            r = stream.read_exact(&mut len) => if r.is_err() { return },
-            _ = stop.wait_for(|s| *s) => return,
+            r = stream.read_exact(&mut len) => if r.is_err() { return CloseReason::Client },
+            _ = stop.wait_for(|s| *s) => return CloseReason::Shutdown,
         }
         let size = i32::from_be_bytes(len);
         let Ok(size) = usize::try_from(size) else {
-            tracing::warn!(%peer, size, "Closed a Kafka connection that sent a negative frame size.");
-            return;
+            let detail = format!("it sent a negative frame size ({size})");
+            warn_closed(broker, peer, "negative size", &detail);
+            return CloseReason::Malformed;
         };
         if size > max_frame {
-            tracing::warn!(%peer, size, max_frame, "Closed a Kafka connection that sent a frame larger than message.max.bytes allows.");
-            return;
+            let detail = format!(
+                "it sent a frame of {size} bytes, more than message.max.bytes allows ({max_frame})"
+            );
+            warn_closed(broker, peer, "frame too large", &detail);
+            return CloseReason::Malformed;
         }
         let mut buf = BytesMut::zeroed(size);
         if stream.read_exact(&mut buf).await.is_err() {
-            return;
+            return CloseReason::Client;
         }
         let frame = match decode_frame(buf.freeze()) {
             Ok(f) => f,
             Err(e) => {
-                tracing::warn!(%peer, error = %e, "Closed a Kafka connection that sent a malformed request.");
-                return;
+                let detail = format!("it sent a malformed request: {e}");
+                warn_closed(broker, peer, "malformed request", &detail);
+                return CloseReason::Malformed;
             }
         };
         let bytes = match broker.handle(&mut conn, frame).await {
@@ -115,15 +135,15 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
             Reply::SendAndClose(b) => {
                 let _ = stream.write_all(&b).await;
                 let _ = stream.flush().await;
-                return;
+                return CloseReason::Authentication;
             }
             Reply::Close(reason) => {
-                tracing::warn!(%peer, %reason, "Closed a Kafka connection.");
-                return;
+                warn_closed(broker, peer, "protocol", &reason);
+                return CloseReason::Protocol;
             }
         };
         if stream.write_all(&bytes).await.is_err() || stream.flush().await.is_err() {
-            return;
+            return CloseReason::Client;
         }
     }
 }

@@ -12,6 +12,7 @@
 //! every append as it commits.
 
 mod families;
+mod kafka;
 mod process;
 mod render;
 mod routes;
@@ -27,6 +28,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 
+pub use kafka::{CloseReason, KafkaMetrics};
 pub use render::{render, Format};
 pub use routes::route_template;
 pub use stats::Sampled;
@@ -243,6 +245,8 @@ pub struct Metrics {
     pub log: LogStats,
     /// The REST API.
     pub rest: RestMetrics,
+    /// The Kafka listeners.
+    pub kafka: KafkaMetrics,
 }
 
 impl Default for Metrics {
@@ -256,6 +260,7 @@ impl Default for Metrics {
             storage: StorageMetrics::default(),
             log: LogStats::default(),
             rest: RestMetrics::default(),
+            kafka: KafkaMetrics::default(),
         }
     }
 }

@@ -116,6 +116,7 @@ pub fn render(herder: &Herder, format: Format) -> String {
         "How long each group commit of the database took, from BEGIN to the end of COMMIT.",
         metrics.storage.commit_seconds.clone(),
     );
+    metrics.kafka.register(&mut registry);
     let mut out = String::with_capacity(metrics.last_size());
     let encoded = match format {
         Format::Prometheus => {

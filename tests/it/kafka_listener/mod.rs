@@ -3,7 +3,9 @@
 //! answers a UI needs, and the listener's settings and limits.
 
 mod admin;
+mod clients;
 mod produce;
+mod versions;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -25,6 +27,8 @@ pub struct KafkaWorker {
     /// `host:port` of the Kafka listener.
     pub bootstrap: String,
     pub api: Client,
+    /// The REST listener's URL.
+    pub url: String,
     pub db: PathBuf,
     shutdown: Option<oneshot::Sender<()>>,
     handle: Option<tokio::task::JoinHandle<Result<(), RunError>>>,
@@ -53,11 +57,12 @@ impl KafkaWorker {
         let handle = tokio::spawn(liteconnect::run(listeners, config, Vec::new(), async {
             let _ = rx.await;
         }));
-        let api = Client::new(url);
+        let api = Client::new(url.clone());
         common::healthy(&api).await;
         KafkaWorker {
             bootstrap,
             api,
+            url,
             db,
             shutdown: Some(tx),
             handle: Some(handle),
