@@ -1,7 +1,7 @@
 //! Confluent's JDBC connectors (`io.confluent.connect.jdbc`) for SQLite and PostgreSQL: a source that
 //! copies tables (or one query) into topics in bulk, incrementing, timestamp or timestamp+incrementing
 //! mode, and a sink that inserts, upserts, updates or deletes rows. Keys, defaults, queries, record
-//! shapes and source offsets follow Confluent's; differences are listed in the README.
+//! shapes and source offsets follow Confluent's; differences are listed in docs/connectors/jdbc.md.
 
 pub mod db;
 mod pg;

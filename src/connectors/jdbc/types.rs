@@ -67,7 +67,7 @@ fn integer_for_precision(precision: i32) -> Kind {
 }
 
 /// A `NUMERIC(precision, scale)` column under `numeric.mapping` (Confluent's rules for `Types.NUMERIC`).
-/// `precision` 0 means declared without one; such a column is always a `Decimal` (see the README).
+/// `precision` 0 means declared without one; such a column is always a `Decimal` (see docs/connectors/jdbc.md).
 pub fn numeric_kind(precision: i32, scale: Option<i32>, mapping: NumericMapping) -> Kind {
     let Some(scale) = scale.filter(|_| precision > 0) else {
         return Kind::Decimal(SCALE_HIGH, precision);
