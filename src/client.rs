@@ -14,13 +14,53 @@ use serde_json::Value as Json;
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The request could not be sent, or the answer could not be read.
-    #[error("{method} {url} failed: {source}")]
+    #[error("{method} {url} failed: {}", describe(source, url))]
     Request {
         method: Method,
         url: String,
         #[source]
         source: reqwest::Error,
     },
+}
+
+/// What went wrong with a request, in words that name the cause: "no worker answers at <url>" with the
+/// reason (connection refused, a timeout) when nothing answered, else the innermost error of the chain
+/// (reqwest's own outer text, "error sending request for url", says nothing about why).
+pub fn describe(e: &reqwest::Error, url: &str) -> String {
+    let cause = innermost(e);
+    let base = url
+        .find("://")
+        .and_then(|scheme| url[scheme + 3..].find('/').map(|p| &url[..scheme + 3 + p]))
+        .unwrap_or(url);
+    if e.is_connect() {
+        format!("no worker answers at {base} ({cause})")
+    } else if e.is_timeout() {
+        format!("no answer from {base} in time ({cause})")
+    } else {
+        cause
+    }
+}
+
+/// The innermost error of a chain: the one that says why (e.g. "Connection refused (os error 111)").
+pub fn innermost(e: &dyn std::error::Error) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// A failed request to another system, in words that keep the cause: "could not connect: Connection
+/// refused (os error 111)", "timed out: …", else the innermost error.
+pub fn cause(e: &reqwest::Error) -> String {
+    let why = innermost(e);
+    if e.is_connect() {
+        format!("could not connect: {why}")
+    } else if e.is_timeout() {
+        format!("timed out: {why}")
+    } else {
+        why
+    }
 }
 
 /// A status code, the response headers and the body as JSON.

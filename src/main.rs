@@ -307,8 +307,18 @@ fn validate(json: bool, files: &[PathBuf]) -> ExitCode {
                 if infos.error_count > 0 {
                     failed = true;
                     if !json {
-                        println!("{}: {} error(s)", path.display(), infos.error_count);
-                        for (name, e) in liteconnect::config::connector::distinct_errors(&infos) {
+                        // Count what is listed; say how many repeats were folded into it.
+                        let shown = liteconnect::config::connector::distinct_errors(&infos);
+                        let folded = infos.error_count.saturating_sub(shown.len());
+                        let also = match folded {
+                            0 => String::new(),
+                            n => format!(
+                                " ({n} more reported by the validation answer repeat{} these)",
+                                if n == 1 { "s" } else { "" }
+                            ),
+                        };
+                        println!("{}: {} error(s){also}", path.display(), shown.len());
+                        for (name, e) in shown {
                             println!("  {name}: {e}");
                         }
                     }

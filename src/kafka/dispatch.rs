@@ -300,11 +300,27 @@ mod tests {
         let warnings = Warnings::default();
         let a = "127.0.0.1".parse().unwrap();
         let b = "127.0.0.2".parse().unwrap();
-        assert_eq!(warnings.note(a, "malformed request"), Some(0), "the first at once");
+        assert_eq!(
+            warnings.note(a, "malformed request"),
+            Some(0),
+            "the first at once"
+        );
         for _ in 0..1000 {
-            assert_eq!(warnings.note(a, "malformed request"), None, "then held back");
+            assert_eq!(
+                warnings.note(a, "malformed request"),
+                None,
+                "then held back"
+            );
         }
-        assert_eq!(warnings.note(a, "protocol"), Some(0), "another reason is its own");
-        assert_eq!(warnings.note(b, "malformed request"), Some(0), "another peer too");
+        assert_eq!(
+            warnings.note(a, "protocol"),
+            Some(0),
+            "another reason is its own"
+        );
+        assert_eq!(
+            warnings.note(b, "malformed request"),
+            Some(0),
+            "another peer too"
+        );
     }
 }

@@ -410,6 +410,23 @@ fn validate_checks_files_offline() {
     let infos: Json = serde_json::from_str(&out).expect("ConfigInfos JSON");
     assert_eq!(infos["error_count"], 2);
     assert_eq!(infos["name"], "FileStreamSource");
+    // Kafka reports "Must configure one of topics or topics.regex" on both keys: listed once, and the
+    // count says so.
+    let twice = write(
+        dir.path(),
+        "twice.properties",
+        "name=twice\nconnector.class=FileStreamSink\n",
+    );
+    let (code, out, _) = run_binary(dir.path(), &["validate", &twice]);
+    assert_ne!(code, 0);
+    let listed = out.lines().filter(|l| l.starts_with("  ")).count();
+    assert_eq!(listed, 1, "{out}");
+    assert!(
+        out.contains(
+            "twice.properties: 1 error(s) (1 more reported by the validation answer repeats these)"
+        ),
+        "{out}"
+    );
     // Nothing was created: validation touches no database.
     assert!(!dir.path().join("data").exists());
 }

@@ -123,18 +123,43 @@ fn status_and_topics_describe_a_running_worker() {
         &url,
         file_sink("broken", &d.join("missing").join("out.txt"), "lines"),
     );
+    // A sink whose converter cannot read the records: its trace is Kafka's "Tolerance exceeded in error
+    // handler" wrapping the cause, and the cause is what is shown.
+    let mut strict = file_sink("strict", &d.join("strict.txt"), "lines");
+    strict["config"]["value.converter"] = json!("org.apache.kafka.connect.json.JsonConverter");
+    strict["config"]["value.converter.schemas.enable"] = json!("false");
+    create(&url, strict);
     let rows = wait_for_blocking(
-        "the sink to deliver and the broken one to fail",
+        "the sink to deliver and the broken ones to fail",
         DEADLINE,
         || {
             let rows = status_rows(d, &url);
             let settled = rows["delivered"]["lag"] == 0
                 && rows["broken"]["tasks_total"] == 1
                 && rows["broken"]["trace"].is_string()
+                && rows["strict"]["tasks_failed"] == 1
                 && rows["src"]["tasks_running"] == 1;
             settled.then_some(rows)
         },
     );
+    let strict = &rows["strict"];
+    let cause = strict["trace"].as_str().expect("the cause line");
+    assert!(
+        cause.starts_with("org.apache.kafka.connect.errors.DataException"),
+        "the cause, not the wrapper: {cause}"
+    );
+    assert_eq!(strict["tasks"][0]["state"], "FAILED");
+    let whole = strict["tasks"][0]["trace"]
+        .as_str()
+        .expect("the task's trace");
+    assert!(
+        whole.contains("Tolerance exceeded in error handler") && whole.contains(cause),
+        "{whole}"
+    );
+    assert_eq!(rows["broken"]["tasks_failed"], 1);
+    assert_eq!(rows["delivered"]["tasks_failed"], 0);
+    assert_eq!(rows["delivered"]["tasks"][0]["state"], "RUNNING");
+    assert_eq!(rows["delivered"]["tasks"][0]["trace"], Json::Null);
     assert_eq!(lines(&d.join("out.txt")), ["a", "bb", "ccc"]);
     assert_eq!(rows["delivered"]["type"], "sink");
     assert_eq!(rows["delivered"]["tasks_total"], 1);
@@ -178,8 +203,16 @@ fn status_and_topics_describe_a_running_worker() {
         .find(|l| l.starts_with("broken"))
         .expect("row");
     assert!(
-        broken.contains("0/1") && broken.contains("Couldn't find"),
+        broken.contains("0/1 (1 failed)") && broken.contains("Couldn't find"),
         "{broken}"
+    );
+    let strict = table
+        .lines()
+        .find(|l| l.starts_with("strict"))
+        .expect("row");
+    assert!(
+        strict.contains("DataException") && !strict.contains("Tolerance exceeded"),
+        "{strict}"
     );
     assert!(!table.contains('\x1b'), "{table:?}");
     // On a terminal (`script` gives it one) the states are coloured.
@@ -235,7 +268,10 @@ fn status_and_topics_describe_a_running_worker() {
     bin.terminate();
     let (code, _, err) = cli(d, &["status", "--url", &url], "", &[]);
     assert_eq!(code, 1);
-    assert!(err.contains(&url), "{err}");
+    assert!(
+        err.contains(&format!("no worker answers at {url}")) && err.contains("refused"),
+        "{err}"
+    );
 }
 
 #[test]

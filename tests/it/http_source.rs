@@ -650,3 +650,63 @@ async fn http_source_rides_out_an_api_outage() {
     .await;
     f.w.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_source_refuses_a_bad_url_or_interval_and_names_a_refused_connection() {
+    let f = Fixture::start().await;
+    // Refused at validation, on the key, instead of failing later with "builder error".
+    for (key, value, expected) in [
+        ("http.request.url", "::::", "not a URL"),
+        (
+            "http.request.url",
+            "ftp://127.0.0.1/items",
+            "not http or https",
+        ),
+        (
+            "http.timer.interval.millis",
+            "-1",
+            "Value must be at least 0",
+        ),
+        (
+            "http.client.read.timeout.millis",
+            "-5",
+            "Value must be at least 0",
+        ),
+    ] {
+        let mut config = json!({
+            "name": "checked", "connector.class": "HttpSource", "kafka.topic": "items",
+            "http.request.url": "http://127.0.0.1:1/items?after=${offset.key}",
+        });
+        config[key] = json!(value);
+        let (status, body) =
+            f.w.put("/connector-plugins/HttpSource/config/validate", config)
+                .await;
+        assert_eq!(status, 200, "{body}");
+        let errors = crate::common::validation_errors(&body);
+        assert!(
+            errors
+                .get(key)
+                .is_some_and(|e| e.iter().any(|m| m.contains(expected))),
+            "{key}={value}: {errors:?}"
+        );
+        assert_eq!(
+            body["error_count"], 1,
+            "{key}={value}: only that key: {errors:?}"
+        );
+    }
+    // Nothing listens on the port: the trace says the connection was refused.
+    let port = free_port();
+    let api = json!({"name": "nowhere", "config": {
+        "connector.class": "HttpSource", "kafka.topic": "items",
+        "http.request.url": format!("http://127.0.0.1:{port}/items"),
+        "http.timer.interval.millis": "100",
+    }});
+    create(&f.w, api).await;
+    let trace = wait_for("the refused connection in the trace", DEADLINE, || async {
+        task_trace(&f.w, "nowhere").await
+    })
+    .await;
+    assert!(trace.contains("Connection refused"), "{trace}");
+    assert_eq!(f.w.status("nowhere").await["tasks"][0]["state"], "RUNNING");
+    f.w.stop().await;
+}

@@ -53,19 +53,32 @@ export function actions(name, state, done) {
     button('Delete', remove, 'danger'));
 }
 
-/** The first line of a trace, and the whole trace one click away. */
+/**
+ * The line of a trace that says what went wrong: the innermost "Caused by:" (not a wrapper such as
+ * "Tolerance exceeded in error handler"), else the first line.
+ */
+export function causeLine(trace) {
+  const lines = trace.split('\n').map((l) => l.trim()).filter((l) => l);
+  const causes = lines.filter((l) => l.startsWith('Caused by:')).map((l) => l.slice('Caused by:'.length).trim());
+  return causes.length ? causes[causes.length - 1] : (lines[0] || '');
+}
+
+/** The cause line of a trace, and the whole trace one click away. */
 export function traceView(trace) {
   if (!trace) return null;
-  const first = trace.split('\n')[0];
+  const first = causeLine(trace);
   return h('details', { class: 'trace-box' },
     h('summary', { class: 'firstline' }, first),
     h('pre', { class: 'trace' }, trace));
 }
 
 function firstTrace(status) {
+  const tasks = status.tasks || [];
+  const failed = tasks.find((t) => t.state === 'FAILED' && t.trace);
+  if (failed) return failed.trace;
   if (status.connector && status.connector.trace) return status.connector.trace;
-  const failed = (status.tasks || []).find((t) => t.trace);
-  return failed ? failed.trace : null;
+  const retrying = tasks.find((t) => t.trace);
+  return retrying ? retrying.trace : null;
 }
 
 function row(name, entry, samples, refresh) {
@@ -73,6 +86,8 @@ function row(name, entry, samples, refresh) {
   const info = entry.info || { config: {} };
   const tasks = status.tasks || [];
   const running = tasks.filter((t) => t.state === 'RUNNING').length;
+  const failed = tasks.filter((t) => t.state === 'FAILED').length;
+  const taskText = `${running}/${tasks.length}` + (failed ? ` (${failed} failed)` : '');
   const state = status.connector.state || 'UNASSIGNED';
   const rates = connectorRates(samples, name);
   const cls = info.config['connector.class'] || '';
@@ -81,7 +96,7 @@ function row(name, entry, samples, refresh) {
     td('Type', status.type || info.type || ''),
     td('Class', h('span', { title: cls }, cls.split('.').pop())),
     td('State', [stateBadge(state), traceView(firstTrace(status))]),
-    td('Tasks', h('span', { 'data-tasks': `${running}/${tasks.length}` }, `${running}/${tasks.length}`), 'num'),
+    td('Tasks', h('span', { 'data-tasks': `${running}/${tasks.length}`, 'data-failed': failed }, taskText), 'num'),
     td('In/s', h('span', { 'data-rate': 'in' }, fmtNumber(rates.in)), 'num'),
     td('Out/s', h('span', { 'data-rate': 'out' }, fmtNumber(rates.out)), 'num'),
     td('Lag', fmtNumber(rates.lag), 'num'),

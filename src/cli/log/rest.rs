@@ -59,7 +59,10 @@ impl Rest {
         what: &str,
         missing_ok: bool,
     ) -> Result<Option<Json>, String> {
-        let failed = |e: reqwest::Error| format!("{what} failed: {e}");
+        let failed = |e: reqwest::Error| {
+            let url = e.url().map(|u| u.to_string()).unwrap_or_default();
+            format!("{what} failed: {}", crate::client::describe(&e, &url))
+        };
         let resp = req.send().map_err(failed)?;
         let status = resp.status().as_u16();
         let text = resp.text().map_err(failed)?;

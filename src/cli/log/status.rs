@@ -31,10 +31,22 @@ struct Row {
     state: String,
     tasks_running: usize,
     tasks_total: usize,
+    tasks_failed: usize,
     /// Records in a sink's topics past its committed offsets; `None` for a source, or when the endpoint
     /// has no topic routes.
     lag: Option<u64>,
-    /// The first line of the trace of the first failed task (or of the failed connector).
+    /// The cause line of the trace of the first failed task, else of the connector, else of a running
+    /// task that reports a retriable error (an outage).
+    trace: Option<String>,
+    /// Each task's state and whole trace.
+    tasks: Vec<TaskRow>,
+}
+
+/// One task as `status --json` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+struct TaskRow {
+    id: i64,
+    state: String,
     trace: Option<String>,
 }
 
@@ -63,7 +75,7 @@ pub(super) fn run(args: &StatusArgs) -> Result<(), String> {
             plain(r.name.clone()),
             plain(r.kind.clone()),
             (r.state.clone(), state_colour(&r.state)),
-            plain(format!("{}/{}", r.tasks_running, r.tasks_total)),
+            plain(tasks_cell(r)),
             plain(r.lag.map_or_else(|| "-".to_string(), |l| l.to_string())),
             (r.trace.clone().unwrap_or_default(), Colour::Red),
         ]);
@@ -85,11 +97,26 @@ fn state_colour(state: &str) -> Colour {
     }
 }
 
-fn first_line(trace: &Json) -> Option<String> {
-    trace
-        .as_str()
-        .and_then(|t| t.lines().find(|l| !l.trim().is_empty()))
-        .map(|l| l.trim().to_string())
+/// The TASKS cell: running of total, and how many failed when any did.
+fn tasks_cell(r: &Row) -> String {
+    match r.tasks_failed {
+        0 => format!("{}/{}", r.tasks_running, r.tasks_total),
+        n => format!("{}/{} ({n} failed)", r.tasks_running, r.tasks_total),
+    }
+}
+
+/// The line of a trace that says what went wrong: the innermost `Caused by:` when there is one (not the
+/// wrapper's "Tolerance exceeded in error handler"), else the first line.
+fn cause_line(trace: &Json) -> Option<String> {
+    let trace = trace.as_str()?;
+    let caused = trace
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Caused by:"))
+        .map(str::trim)
+        .rfind(|l| !l.is_empty());
+    caused
+        .or_else(|| trace.lines().map(str::trim).find(|l| !l.is_empty()))
+        .map(str::to_string)
 }
 
 fn row(rest: &Rest, ends: &mut EndOffsets, name: &str, entry: &Json) -> Result<Row, String> {
@@ -102,7 +129,11 @@ fn row(rest: &Rest, ends: &mut EndOffsets, name: &str, entry: &Json) -> Result<R
     let failed_task = tasks
         .iter()
         .find(|t| t["state"] == "FAILED")
-        .and_then(|t| first_line(&t["trace"]));
+        .and_then(|t| cause_line(&t["trace"]));
+    let retrying_task = tasks
+        .iter()
+        .find(|t| t["state"] == "RUNNING")
+        .and_then(|t| cause_line(&t["trace"]));
     let kind = status["type"]
         .as_str()
         .or_else(|| entry["info"]["type"].as_str())
@@ -118,8 +149,19 @@ fn row(rest: &Rest, ends: &mut EndOffsets, name: &str, entry: &Json) -> Result<R
         kind,
         tasks_running: tasks.iter().filter(|t| t["state"] == "RUNNING").count(),
         tasks_total: tasks.len(),
+        tasks_failed: tasks.iter().filter(|t| t["state"] == "FAILED").count(),
         lag,
-        trace: failed_task.or_else(|| first_line(&status["connector"]["trace"])),
+        trace: failed_task
+            .or_else(|| cause_line(&status["connector"]["trace"]))
+            .or(retrying_task),
+        tasks: tasks
+            .iter()
+            .map(|t| TaskRow {
+                id: t["id"].as_i64().unwrap_or(-1),
+                state: t["state"].as_str().unwrap_or("UNASSIGNED").to_string(),
+                trace: t["trace"].as_str().map(str::to_string),
+            })
+            .collect(),
         state,
     })
 }
@@ -204,12 +246,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_failed_tasks_first_trace_line_is_shown() {
+    fn a_failed_tasks_cause_line_is_shown() {
         assert_eq!(
-            first_line(&json!("\n  org.Boom: disk gone\n\tat x.y(Z.java:1)\n")),
+            cause_line(&json!("\n  org.Boom: disk gone\n\tat x.y(Z.java:1)\n")),
             Some("org.Boom: disk gone".to_string())
         );
-        assert_eq!(first_line(&Json::Null), None);
+        assert_eq!(
+            cause_line(&json!(
+                "Tolerance exceeded in error handler\nCaused by: org.apache.kafka.connect.errors.DataException: not JSON\n\tat x"
+            )),
+            Some("org.apache.kafka.connect.errors.DataException: not JSON".to_string()),
+            "the cause, not the wrapper"
+        );
+        assert_eq!(cause_line(&Json::Null), None);
         assert_eq!(state_colour("FAILED"), Colour::Red);
         assert_eq!(state_colour("PAUSED"), Colour::Yellow);
     }

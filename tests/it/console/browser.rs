@@ -276,6 +276,10 @@ async fn a_failed_task_shows_its_trace_and_the_record_browser_shows_records() {
     b.open("#/connectors").await;
     let first = b.some_text("tr[data-connector='broken'] .firstline").await;
     assert_eq!(words(&first), words(trace.lines().next().unwrap()));
+    let tasks = b
+        .some_text("tr[data-connector='broken'] [data-failed='1']")
+        .await;
+    assert_eq!(words(&tasks), words("0/1 (1 failed)"));
     b.click("tr[data-connector='broken'] .firstline").await;
     let shown = b.some_text("tr[data-connector='broken'] pre.trace").await;
     assert_eq!(words(&shown), words(&trace));

@@ -45,15 +45,13 @@ const TOPIC: &str = "kafka.topic";
 /// The keys without a validator, as the original defines them.
 #[rustfmt::skip]
 const PLAIN_KEYS: &[KeyRow] = {
-    use ConfigType::{Long, Password, String as Text};
+    use ConfigType::{Password, String as Text};
     use Importance::{High, Low, Medium};
     &[
         (HEADERS, Text, Some(""), Medium, "HTTP Headers Template"),
         (PARAMS, Text, Some(""), Medium, "HTTP Query Params Template"),
         (BODY, Text, Some(""), Low, "HTTP Body Template"),
         (OFFSET_INITIAL, Text, Some(""), High, "Starting offset"),
-        (INTERVAL, Long, Some("60000"), High, "Timer Tail Interval Millis"),
-        (CATCHUP_INTERVAL, Long, Some("30000"), High, "Timer Catchup Interval Millis"),
         (LIST_POINTER, Text, Some("/"), High, "Item List JsonPointer"),
         (RECORD_POINTER, Text, Some("/"), High, "Item JsonPointer"),
         (KEY_POINTER, Text, NULL_DEFAULT, High, "Item Key JsonPointers"),
@@ -63,10 +61,36 @@ const PLAIN_KEYS: &[KeyRow] = {
         (SKIP_CODES, Text, Some("300..399"), High, "Skip Codes"),
         (AUTH_USER, Text, Some(""), High, "Username"),
         (AUTH_PASSWORD, Password, Some(""), High, "Password"),
-        (CONNECT_TIMEOUT, Long, Some("2000"), High, "Connection Timeout Millis"),
-        (READ_TIMEOUT, Long, Some("2000"), High, "Read Timeout Millis"),
     ]
 };
+
+/// Checks that the URL template, with every `${…}` placeholder filled, is an absolute http(s) URL.
+fn check_url(template: &str) -> Result<(), String> {
+    let mut filled = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        filled.push_str(&rest[..start]);
+        match rest[start..].find('}') {
+            Some(end) => {
+                filled.push('0');
+                rest = &rest[start + end + 1..];
+            }
+            None => {
+                rest = &rest[start..];
+                break;
+            }
+        }
+    }
+    filled.push_str(rest);
+    let invalid = |why: String| format!("Invalid value {template} for configuration {URL}: {why}");
+    let url =
+        reqwest::Url::parse(filled.trim()).map_err(|e| invalid(format!("not a URL ({e})")))?;
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(()),
+        "http" | "https" => Err(invalid("the URL has no host".into())),
+        other => Err(invalid(format!("the scheme is {other}, not http or https"))),
+    }
+}
 
 /// `com.github.castorm.kafka.connect.http.HttpSourceConnector`.
 #[derive(Debug)]
@@ -80,7 +104,7 @@ impl ConnectorPlugin for HttpSource {
         "com.github.castorm.kafka.connect.http.HttpSourceTask"
     );
     fn config_def(&self) -> ConfigDef {
-        use ConfigType::String as Text;
+        use ConfigType::{Long, String as Text};
         use Importance::{High, Low, Medium};
         let methods = vec!["GET", "HEAD", "POST", "PUT", "PATCH"];
         let orders = vec!["ASC", "DESC", "IMPLICIT"];
@@ -100,6 +124,39 @@ impl ConnectorPlugin for HttpSource {
             key(AUTH_TYPE, Text, Some("None"), Medium, "Authentication Type")
                 .validator(Validator::OneOfCaseInsensitive(vec!["NONE", "BASIC"])),
             key(TOPIC, Text, None, High, "Kafka Topic").validator(Validator::NonEmptyString),
+            // Negative intervals and timeouts are refused here (the original fails later, at run time).
+            key(
+                INTERVAL,
+                Long,
+                Some("60000"),
+                High,
+                "Timer Tail Interval Millis",
+            )
+            .validator(Validator::AtLeast(0.0)),
+            key(
+                CATCHUP_INTERVAL,
+                Long,
+                Some("30000"),
+                High,
+                "Timer Catchup Interval Millis",
+            )
+            .validator(Validator::AtLeast(0.0)),
+            key(
+                CONNECT_TIMEOUT,
+                Long,
+                Some("2000"),
+                High,
+                "Connection Timeout Millis",
+            )
+            .validator(Validator::AtLeast(0.0)),
+            key(
+                READ_TIMEOUT,
+                Long,
+                Some("2000"),
+                High,
+                "Read Timeout Millis",
+            )
+            .validator(Validator::AtLeast(0.0)),
         ];
         checked
             .into_iter()
@@ -123,6 +180,12 @@ impl ConnectorPlugin for HttpSource {
         for k in [OFFSET_POINTER, OFFSET_INITIAL] {
             if let Err(e) = parse::pairs(&get(k), ',', '=') {
                 errors.push((k.to_string(), e));
+            }
+        }
+        let url = get(URL);
+        if !url.trim().is_empty() {
+            if let Err(e) = check_url(&url) {
+                errors.push((URL.to_string(), e));
             }
         }
         if let Err(e) = parse::headers(&get(HEADERS)) {
@@ -280,12 +343,18 @@ impl HttpSourceTask {
         if request.method != reqwest::Method::GET && request.method != reqwest::Method::HEAD {
             builder = builder.body(parse::render(&request.body, o));
         }
-        let response = builder
-            .send()
-            .map_err(|e| TaskError::Retriable(format!("The request to {url} failed: {e}")))?;
+        let response = builder.send().map_err(|e| {
+            TaskError::Retriable(format!(
+                "The request to {url} failed: {}",
+                crate::client::cause(&e)
+            ))
+        })?;
         let status = response.status().as_u16();
         let body = response.bytes().map_err(|e| {
-            TaskError::Retriable(format!("Reading the response from {url} failed: {e}"))
+            TaskError::Retriable(format!(
+                "Reading the response from {url} failed: {}",
+                crate::client::cause(&e)
+            ))
         })?;
         Ok((status, body.to_vec()))
     }
