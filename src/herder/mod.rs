@@ -434,6 +434,7 @@ impl Herder {
                 tasks: tasks.clone().unwrap_or_default(),
             },
         );
+        tracing::debug!(connector = %name, initial_state = ?initial, keys = self.entry(&name).map_or(0, |e| e.config.len()), "Connector created; config stored.");
         self.start_connector(&name, tasks.is_none()).await;
         self.connector_info(&name)
     }
@@ -482,6 +483,7 @@ impl Herder {
             self.worker.stop_tasks(name, None).await;
             self.update(name, |e| e.config = config);
         }
+        tracing::debug!(connector = %name, created, "Connector config applied.");
         self.start_connector(name, true).await;
         Ok((created, self.connector_info(name)?))
     }
@@ -519,6 +521,7 @@ impl Herder {
         self.store.delete_connector(name.to_string()).await?;
         self.connectors_mut().remove(name);
         self.statuses.remove_connector(name);
+        tracing::debug!(connector = %name, "Connector deleted; its tasks are stopped and its offsets kept.");
         Ok(())
     }
 
@@ -534,6 +537,7 @@ impl Herder {
             .set_target_state(name.to_string(), TargetState::Paused)
             .await?;
         self.update(name, |e| e.target = TargetState::Paused);
+        tracing::debug!(connector = %name, "Target state set to PAUSED.");
         if self.statuses.connector_state(name) != Some(State::Failed) {
             self.statuses.set_connector(name, State::Paused, None);
         }
@@ -557,6 +561,7 @@ impl Herder {
             .set_target_state(name.to_string(), TargetState::Started)
             .await?;
         self.update(name, |e| e.target = TargetState::Started);
+        tracing::debug!(connector = %name, "Target state set to STARTED.");
         if self.statuses.connector_state(name) == Some(State::Failed) {
             return Ok(()); // as in Kafka, a failed connector needs a restart, not a resume
         }
@@ -585,6 +590,7 @@ impl Herder {
             e.target = TargetState::Stopped;
             e.tasks.clear();
         });
+        tracing::debug!(connector = %name, "Target state set to STOPPED; tasks stopped and their configs emptied.");
         self.statuses.set_connector(name, State::Stopped, None);
         self.statuses.remove_tasks_from(name, 0);
         Ok(())
@@ -802,6 +808,7 @@ impl Herder {
                 }
             }
         }
+        tracing::debug!(connector = %name, tasks = tasks.len(), max_tasks, "Task configs generated.");
         Ok(tasks)
     }
 

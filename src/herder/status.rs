@@ -126,6 +126,13 @@ impl StatusBoard {
 
     /// Sets a connector's state.
     pub fn set_connector(&self, name: &str, state: State, trace: Option<String>) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let cause = trace
+                .as_deref()
+                .and_then(|t| t.lines().next())
+                .unwrap_or("");
+            tracing::debug!(connector = %name, ?state, cause, "Connector state reported.");
+        }
         let status = Status { state, trace };
         self.store
             .record_connector_status(name, self.stored(&status));
@@ -200,6 +207,13 @@ impl StatusBoard {
         };
         if *current != generation {
             return;
+        }
+        if status.state != state && tracing::enabled!(tracing::Level::DEBUG) {
+            let cause = trace
+                .as_deref()
+                .and_then(|t| t.lines().next())
+                .unwrap_or("");
+            tracing::debug!(connector = %name, task, from = ?status.state, to = ?state, cause, "Task state changed.");
         }
         *status = Status { state, trace };
         let stored = self.stored(status);

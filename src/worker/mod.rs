@@ -232,6 +232,7 @@ impl Worker {
             task_count,
         } = spec;
         let generation = self.generations.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(%connector, task, task_count, ?mode, "Starting task.");
         self.statuses
             .begin_task(connector, task, generation, State::Unassigned);
         let control = TaskControl::new(mode);
@@ -352,7 +353,14 @@ impl Worker {
                 .filter_map(|k| tasks.remove(&k).map(|t| (k, t)))
                 .collect()
         };
+        let ids: Vec<u32> = stopping.iter().map(|((_, t), _)| *t).collect();
+        if !ids.is_empty() {
+            tracing::debug!(%connector, tasks = ?ids, "Stopping tasks.");
+        }
         self.await_stopped(stopping).await;
+        if !ids.is_empty() {
+            tracing::debug!(%connector, tasks = ?ids, "Tasks stopped.");
+        }
     }
 
     /// Stops every task of every connector (worker shutdown).

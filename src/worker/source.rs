@@ -252,6 +252,7 @@ fn settle(
         return Ok(false);
     };
     // The source offsets are committed in the append's transaction.
+    tracing::debug!(connector = %rt.connector, task = rt.task, records = assigned.len(), "Records and source offsets committed.");
     let m = &rt.metrics;
     m.offset_commit_ms
         .record(started.elapsed().as_secs_f64() * 1000.0);

@@ -161,3 +161,107 @@ async fn idle_tasks_hold_no_thread_and_an_append_wakes_them() {
     }
     bin.terminate();
 }
+
+/// The binary with its log written to `dir/worker.log`; returns it once it logged its REST address.
+fn binary_logging_to_a_file(dir: &std::path::Path) -> (Binary, std::path::PathBuf) {
+    let props = dir.join("worker.properties");
+    std::fs::write(&props, binary_props(dir)).unwrap();
+    let log = dir.join("worker.log");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_liteconnect"))
+        .current_dir(dir)
+        .arg(&props)
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("spawn liteconnect");
+    let url = wait_for_blocking("the REST address in the log", DEADLINE, || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.split("listening on ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .map(str::to_string)
+    });
+    let binary = Binary {
+        child,
+        url: url.clone(),
+        urls: vec![url],
+    };
+    (binary, log)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_at_debug_logs_the_control_plane_and_the_task_lifecycle() {
+    let dir = tempdir();
+    let (bin, log) = binary_logging_to_a_file(dir.path());
+    let api = Client::new(bin.url.clone());
+    let input = dir.path().join("in.txt");
+    append_lines(&input, ["one".to_string(), "two".into()]);
+
+    // At INFO, creating a connector writes no DEBUG line.
+    create_through(&api, file_source("quiet", &input, "quiet")).await;
+    let at_info = std::fs::read_to_string(&log).unwrap();
+    assert!(!at_info.contains("DEBUG"), "{at_info}");
+
+    let (status, body) = api
+        .put("/admin/loggers/root", &json!({"level": "DEBUG"}))
+        .await
+        .expect("request");
+    assert_eq!(status, 200, "{body}");
+    create_through(&api, file_source("traced", &input, "traced")).await;
+    wait_until("the task to run", || async {
+        let (_, s) = api.get("/connectors/traced/status").await.expect("status");
+        s["tasks"][0]["state"] == "RUNNING"
+    })
+    .await;
+    for (method, path) in [
+        ("PUT", "/connectors/traced/pause"),
+        ("PUT", "/connectors/traced/resume"),
+        ("PUT", "/connectors/traced/stop"),
+        ("DELETE", "/connectors/traced"),
+    ] {
+        let (status, body) = match method {
+            "PUT" => api.put_empty(path).await,
+            _ => api.delete(path).await,
+        }
+        .expect("request");
+        assert!(
+            (200..300).contains(&status),
+            "{method} {path}: {status} {body}"
+        );
+    }
+    let expected = [
+        "Connector created; config stored.",
+        "Task configs generated.",
+        "Starting task.",
+        "Task state changed.",
+        "Records and source offsets committed.",
+        "Target state set to PAUSED.",
+        "Target state set to STARTED.",
+        "Target state set to STOPPED",
+        "Tasks stopped.",
+        "Connector deleted",
+    ];
+    let text = wait_for("every DEBUG line", DEADLINE, || {
+        let log = log.clone();
+        async move {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let debug: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains("DEBUG") && l.contains("traced"))
+                .collect();
+            expected
+                .iter()
+                .all(|e| debug.iter().any(|l| l.contains(e)))
+                .then_some(text)
+        }
+    })
+    .await;
+    assert!(
+        text.lines()
+            .any(|l| l.contains("Task state changed.") && l.contains("to=Running")),
+        "a transition names its states"
+    );
+    bin.terminate();
+}
