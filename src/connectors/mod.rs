@@ -82,6 +82,10 @@ pub trait SourceTaskContext: Send {
     fn ensure_topic(&self, _topic: &str, partitions: i32) -> Result<i32, TaskError> {
         Ok(partitions)
     }
+    /// Shows a problem on the task's status while it keeps running (RUNNING, with `problem` as its
+    /// trace), or clears it with `None`: something the user should fix that does not stop the task, such
+    /// as a listed table that does not exist.
+    fn warn(&self, _problem: Option<String>) {}
 }
 
 /// Where a record a source task returned was stored in the local log.

@@ -60,6 +60,11 @@ pub(crate) struct TaskRuntime {
     pub(crate) errors: errors::ErrorHandler,
     pub(crate) worker: Arc<WorkerConfig>,
     pub(crate) metrics: Arc<crate::metrics::TaskMetrics>,
+    /// A problem the task reported that does not stop it ([`SourceTaskContext::warn`]): shown as the
+    /// trace of its RUNNING status until cleared.
+    ///
+    /// [`SourceTaskContext::warn`]: crate::connectors::SourceTaskContext::warn
+    pub(crate) problem: std::sync::Mutex<Option<String>>,
 }
 
 impl TaskRuntime {
@@ -83,6 +88,11 @@ impl TaskRuntime {
     }
 
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
+        // A RUNNING status without a trace of its own shows the task's standing problem, if any.
+        let trace = match (state, trace) {
+            (State::Running, None) => self.problem.lock().ok().and_then(|p| p.clone()),
+            (_, trace) => trace,
+        };
         self.metrics.set_phase(match state {
             State::Running => crate::metrics::Phase::Running,
             State::Paused => crate::metrics::Phase::Paused,
@@ -90,6 +100,21 @@ impl TaskRuntime {
         });
         self.statuses
             .set_task(&self.connector, self.task, self.generation, state, trace);
+    }
+
+    /// Sets or clears the task's standing problem (see [`TaskRuntime::problem`]) and shows it at once
+    /// while the task runs.
+    pub(crate) fn set_problem(&self, problem: Option<String>) {
+        let changed = match self.problem.lock() {
+            Ok(mut p) if *p != problem => {
+                *p = problem;
+                true
+            }
+            _ => false,
+        };
+        if changed && self.statuses.task_state(&self.connector, self.task) == Some(State::Running) {
+            self.report(State::Running, None);
+        }
     }
 
     /// Reports RUNNING with the trace of a retriable error raised at `at` (a task call or a stage):
@@ -289,6 +314,7 @@ impl Worker {
             .wakes(self.log_signal.clone()),
             worker: self.config.clone(),
             metrics,
+            problem: std::sync::Mutex::new(None),
         };
         self.store.metrics().task_started(true);
         pool::submit(pool::Job::new(runtime, plugin.clone(), done_tx));

@@ -43,6 +43,10 @@ impl SourceTaskContext for Context<'_> {
             .ensure_partitions_blocking(topic, partitions)
             .map_err(|e| TaskError::Fatal(format!("Could not create the topic {topic}: {e}")))
     }
+
+    fn warn(&self, problem: Option<String>) {
+        self.rt.set_problem(problem);
+    }
 }
 
 /// A source task's loop and what it keeps between runs on the pool (see [`super::pool`]).

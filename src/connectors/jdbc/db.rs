@@ -244,6 +244,17 @@ impl Conn {
         match parse_url(&spec.url).map_err(fatal)? {
             Target::Sqlite(path) => {
                 use rusqlite::OpenFlags;
+                // The source opens the file read-only: a missing file is a mistake in the URL (SQLite
+                // would say only "unable to open database file"), not an outage to retry.
+                if spec.read_only && !std::path::Path::new(&path).exists() {
+                    return Err(DbError {
+                        message: format!(
+                            "The SQLite database file {path} does not exist (connection.url {})",
+                            spec.url
+                        ),
+                        transient: false,
+                    });
+                }
                 let flags = if spec.read_only {
                     OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
                 } else {

@@ -76,6 +76,8 @@ pub struct JdbcSourceTask {
     tables_checked: Option<Instant>,
     /// Columns of unsupported types already logged.
     dropped_logged: std::collections::HashSet<String>,
+    /// The `table.whitelist` entries last found missing from the database (warned about once per change).
+    missing: Vec<String>,
 }
 
 fn db_error(e: DbError) -> TaskError {
@@ -197,9 +199,36 @@ impl JdbcSourceTask {
             .conn
             .as_mut()
             .ok_or_else(|| TaskError::Retriable("not connected".into()))?;
-        let tables: Vec<TableId> = conn
+        let all = conn
             .tables(settings.schema_pattern.as_deref())
-            .map_err(db_error)?
+            .map_err(db_error)?;
+        let missing: Vec<String> = settings
+            .whitelist
+            .iter()
+            .filter(|w| !all.iter().any(|t| t.name == **w || t.fqn() == **w))
+            .cloned()
+            .collect();
+        if missing != self.missing {
+            if missing.is_empty() {
+                tracing::info!(
+                    connector = self.config.get("name").map_or("", String::as_str),
+                    "Every table in table.whitelist exists now."
+                );
+                context.warn(None);
+            } else {
+                let message = format!(
+                    "Tables in table.whitelist that the database does not have: {}. The other tables are copied; the list is checked again every table.poll.interval.ms.",
+                    missing.join(", ")
+                );
+                tracing::warn!(
+                    connector = self.config.get("name").map_or("", String::as_str),
+                    "{message}"
+                );
+                context.warn(Some(message));
+            }
+            self.missing = missing;
+        }
+        let tables: Vec<TableId> = all
             .into_iter()
             .filter(|t| settings.selects(t) && settings.owns(t))
             .collect();

@@ -353,3 +353,71 @@ async fn jdbc_source_config_errors_name_the_key() {
     assert!(errors.contains_key("connection.url"), "{errors:?}");
     assert!(errors.contains_key("timestamp.column.name"), "{errors:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jdbc_source_names_missing_tables_and_a_missing_sqlite_file_in_its_trace() {
+    let f = Fixture::start().await;
+    let db = f.dir.path().join("src.db");
+    exec(
+        &db,
+        "CREATE TABLE orders(id INTEGER PRIMARY KEY, name TEXT NOT NULL); INSERT INTO orders(name) VALUES ('a');",
+    );
+    let url = format!("jdbc:sqlite:{}", db.display());
+    // A typo in the whitelist: the listed table that exists is copied, the other is named in the trace
+    // of a task that keeps running.
+    f.w.create(jdbc_source(
+        "typo",
+        &url,
+        &[
+            ("mode", "incrementing"),
+            ("topic.prefix", "typo-"),
+            ("table.whitelist", "orders,orderz"),
+        ],
+    ))
+    .await;
+    let status = wait_for("the missing table in the trace", DEADLINE, || async {
+        let status = f.w.status("typo").await;
+        status["tasks"][0]["trace"]
+            .as_str()
+            .is_some_and(|t| t.contains("orderz"))
+            .then_some(status)
+    })
+    .await;
+    assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
+    let trace = status["tasks"][0]["trace"].as_str().unwrap();
+    assert!(
+        trace.contains("table.whitelist") && !trace.contains("orders,"),
+        "{trace}"
+    );
+    let wdb = f.w.db.clone();
+    wait_until("the existing table copied", || async {
+        topic_values(&wdb, "typo-orders").len() == 1
+    })
+    .await;
+    // The table appears: the trace clears.
+    exec(
+        &db,
+        "CREATE TABLE orderz(id INTEGER PRIMARY KEY, name TEXT);",
+    );
+    wait_until("the trace to clear", || async {
+        f.w.status("typo").await["tasks"][0]["trace"].is_null()
+    })
+    .await;
+
+    // A SQLite file that does not exist: the task fails at once, saying so, instead of waiting
+    // UNASSIGNED through the connection retries.
+    let nowhere = f.dir.path().join("no-such.db");
+    f.w.create(jdbc_source(
+        "nofile",
+        &format!("jdbc:sqlite:{}", nowhere.display()),
+        &[("mode", "bulk"), ("topic.prefix", "nofile-")],
+    ))
+    .await;
+    let trace = f.w.wait_for_failed_task("nofile").await;
+    assert!(
+        trace.contains("does not exist") && trace.contains(&nowhere.display().to_string()),
+        "{trace}"
+    );
+    assert!(!nowhere.exists(), "the source creates no database");
+    f.w.stop().await;
+}
