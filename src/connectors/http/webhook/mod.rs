@@ -119,6 +119,12 @@ impl ConnectorPlugin for WebhookSource {
         }
         errors
     }
+    fn listens_on(&self, config: &Props) -> Option<String> {
+        let listener = config.get(LISTENER)?;
+        split_listener(listener)
+            .ok()
+            .map(|(_, hostport)| hostport.to_string())
+    }
     fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         // One listener, one task.
         Ok(vec![config.clone()])
