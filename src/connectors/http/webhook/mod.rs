@@ -314,6 +314,13 @@ impl SourceTask for WebhookTask {
     }
 
     fn log_full(&mut self, full: bool) {
+        if full {
+            // The requests whose records the runtime now holds are answered at once rather than after
+            // request.timeout.ms; their records are stored once there is room.
+            for (reply, _) in self.pending.drain(..) {
+                let _ = reply.send(Outcome::Held);
+            }
+        }
         self.state.log_full.store(full, Ordering::SeqCst);
     }
 
