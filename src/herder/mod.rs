@@ -916,7 +916,7 @@ impl Herder {
                 self.statuses.set_connector(
                     name,
                     State::Failed,
-                    Some(format!("org.apache.kafka.connect.errors.ConnectException: {holder}, which keeps it (created first); give this connector another listener")),
+                    Some(format!("org.apache.kafka.connect.errors.ConnectException: {holder} (the one created first keeps an address); give this connector another listener")),
                 );
                 self.statuses.remove_tasks_from(name, 0);
                 return;
