@@ -125,6 +125,24 @@ impl From<TcpListener> for Listeners {
 }
 
 impl Listeners {
+    /// The addresses the sockets are bound to, each with what it is ("REST listener", ...).
+    fn bound_addresses(&self) -> Vec<(String, SocketAddr)> {
+        let kinds = [
+            ("REST listener", &self.rest),
+            ("admin listener", &self.admin),
+            ("Kafka listener", &self.kafka),
+        ];
+        kinds
+            .iter()
+            .flat_map(|(what, sockets)| {
+                sockets
+                    .iter()
+                    .filter_map(|s| s.local_addr().ok())
+                    .map(move |a| (what.to_string(), a))
+            })
+            .collect()
+    }
+
     /// Binds every listener and admin listener the worker config names, in order.
     ///
     /// # Errors
@@ -283,6 +301,7 @@ pub async fn serve(
     let statuses = StatusBoard::new(worker_id(&worker.config, bound), worker.store.clone());
     worker.store.metrics().attach_statuses(&statuses);
     let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
+    herder.set_worker_listeners(listeners.bound_addresses());
     let (stop, stop_rx) = watch::channel(false);
     let kafka_sockets = std::mem::take(&mut listeners.kafka);
     // The REST listeners log their addresses first, the Kafka listeners after them.

@@ -203,6 +203,11 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     fn validate(&self, _config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// The `host:port` this connector's tasks listen on, if they listen (the webhook source). The herder
+    /// refuses a second connector on an address one already holds, or on one of the worker's own listeners.
+    fn listens_on(&self, _config: &Props) -> Option<String> {
+        None
+    }
     /// The converter class this connector uses for `key.converter`, `value.converter` or
     /// `header.converter` (the `key` given) when its config names none; `None` leaves it to the worker.
     /// The Kafka bridge connectors carry bytes as they are, with `ByteArrayConverter`.

@@ -6,12 +6,14 @@
 //! configs, target states and task configs are mirrored in memory.
 
 mod expand;
+mod listeners;
 mod names;
 mod offsets;
 mod startup;
 pub mod status;
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -70,6 +72,9 @@ struct Entry {
     config: Props,
     target: TargetState,
     tasks: Vec<Props>,
+    /// When it was created, epoch milliseconds: of two connectors claiming one listener address, the one
+    /// created first keeps it.
+    created_ms: i64,
 }
 
 /// The control plane of one worker.
@@ -88,15 +93,27 @@ pub struct Herder {
     /// The last expanded list, kept until the mirror or the status board changes.
     list_cache: std::sync::Mutex<Option<expand::ListCache>>,
     ready: AtomicBool,
+    /// The worker's own listeners (REST, admin, Kafka) as bound, each with what it is: no connector may
+    /// listen on them.
+    worker_listeners: RwLock<Vec<(String, SocketAddr)>>,
 }
 
 /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
 fn check_config(plugins: &Plugins, config: &Props) -> Result<(), ConnectError> {
+    check_config_with(plugins, config, Vec::new())
+}
+
+/// As [`check_config`], with errors found beyond the plugin's own checks, as (key, message).
+fn check_config_with(
+    plugins: &Plugins,
+    config: &Props,
+    extra: Vec<(String, String)>,
+) -> Result<(), ConnectError> {
     let as_options: BTreeMap<String, Option<String>> = config
         .iter()
         .map(|(k, v)| (k.clone(), Some(v.clone())))
         .collect();
-    let infos = plugins.validate(&as_options)?;
+    let infos = plugins.validate_with(&as_options, extra)?;
     match invalid_config_message(&infos) {
         Some(message) => Err(ConnectError::BadRequest(message)),
         None => Ok(names::validate_connector_name(
@@ -123,6 +140,7 @@ impl Herder {
             connectors_version: AtomicU64::new(0),
             list_cache: std::sync::Mutex::new(None),
             ready: AtomicBool::new(false),
+            worker_listeners: RwLock::new(Vec::new()),
         })
     }
 
@@ -166,7 +184,7 @@ impl Herder {
         self.store.probe().await
     }
 
-    /// Loads the stored connectors and starts each in its target state.
+    /// Loads the stored connectors and starts each in its target state, oldest first.
     ///
     /// # Errors
     /// Storage failures.
@@ -182,6 +200,7 @@ impl Herder {
                         config: c.config.clone(),
                         target: c.target,
                         tasks: c.tasks.clone(),
+                        created_ms: c.created_ms,
                     },
                 );
             }
@@ -330,7 +349,82 @@ impl Herder {
         &self,
         config: &BTreeMap<String, Option<String>>,
     ) -> Result<ConfigInfos, ConnectError> {
-        self.plugins.validate(config)
+        let given: Props = config
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect();
+        self.plugins
+            .validate_with(config, self.listener_errors(&given))
+    }
+
+    /// Records the worker's own listeners as bound (`what` says which: "REST listener", ...), so that
+    /// no connector is given their addresses.
+    pub fn set_worker_listeners(&self, listeners: Vec<(String, SocketAddr)>) {
+        *self
+            .worker_listeners
+            .write()
+            .expect("worker listeners lock") = listeners;
+    }
+
+    /// The `listener` error of a config whose listening address is already held (see
+    /// [`Herder::listener_holder`]), as validation reports it.
+    fn listener_errors(&self, config: &Props) -> Vec<(String, String)> {
+        let name = config
+            .get(crate::config::keys::NAME)
+            .map(String::as_str)
+            .unwrap_or_default();
+        self.listener_holder(name, config, false)
+            .map(|(key, message)| vec![(key, message)])
+            .unwrap_or_default()
+    }
+
+    /// When `config` (of connector `name`) is of a connector that listens and its address is one the
+    /// worker listens on or another connector claims (with `earlier_only`, only a connector created
+    /// before it): the key naming the address and a message naming the holder.
+    fn listener_holder(
+        &self,
+        name: &str,
+        config: &Props,
+        earlier_only: bool,
+    ) -> Option<(String, String)> {
+        let plugin = self.plugins.connector(connector_class(config)).ok()?;
+        let hostport = plugin.listens_on(config)?;
+        let wanted = listeners::Address::parse(&hostport)?;
+        let key = "listener".to_string();
+        let worker = self.worker_listeners.read().expect("worker listeners lock");
+        if let Some((what, _)) = worker
+            .iter()
+            .find(|(_, addr)| listeners::Address::bound(*addr).clashes(&wanted))
+        {
+            return Some((
+                key,
+                format!("{hostport} is already the listener of the worker's {what}"),
+            ));
+        }
+        drop(worker);
+        let connectors = self.connectors.read().expect("connectors lock");
+        let mine = connectors.get(name).map(|e| (e.created_ms, name));
+        connectors
+            .iter()
+            .filter(|(other, _)| other.as_str() != name)
+            .filter(|(other, e)| match (earlier_only, mine) {
+                (true, Some(mine)) => (e.created_ms, other.as_str()) < mine,
+                _ => true,
+            })
+            .find(|(_, e)| {
+                self.plugins
+                    .connector(connector_class(&e.config))
+                    .ok()
+                    .and_then(|p| p.listens_on(&e.config))
+                    .and_then(|a| listeners::Address::parse(&a))
+                    .is_some_and(|held| held.clashes(&wanted))
+            })
+            .map(|(other, _)| {
+                (
+                    key,
+                    format!("{hostport} is already the listener of connector '{other}'"),
+                )
+            })
     }
 
     fn resolve(&self, config: &Props) -> Result<Arc<dyn ConnectorPlugin>, ConnectError> {
@@ -341,7 +435,7 @@ impl Herder {
 
     /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
     fn check_config(&self, config: &Props) -> Result<(), ConnectError> {
-        check_config(&self.plugins, config)?;
+        check_config_with(&self.plugins, config, self.listener_errors(config))?;
         self.check_task_total(config)
     }
 
@@ -432,6 +526,7 @@ impl Herder {
                 config,
                 target: initial,
                 tasks: tasks.clone().unwrap_or_default(),
+                created_ms: crate::model::now_ms(),
             },
         );
         tracing::debug!(connector = %name, initial_state = ?initial, keys = self.entry(&name).map_or(0, |e| e.config.len()), "Connector created; config stored.");
@@ -477,6 +572,7 @@ impl Herder {
                     config,
                     target: TargetState::Started,
                     tasks: Vec::new(),
+                    created_ms: crate::model::now_ms(),
                 },
             );
         } else {
@@ -819,6 +915,20 @@ impl Herder {
         let Some(plugin) = self.connector_plugin_or_fail(name, &e.config) else {
             return;
         };
+        if e.target != TargetState::Stopped {
+            // Stored before validation refused such configs: two connectors on one address. The one
+            // created first keeps it, whatever order they start in.
+            if let Some((_, holder)) = self.listener_holder(name, &e.config, true) {
+                tracing::error!(connector = %name, "{holder}; the connector fails.");
+                self.statuses.set_connector(
+                    name,
+                    State::Failed,
+                    Some(format!("org.apache.kafka.connect.errors.ConnectException: {holder} (the one created first keeps an address); give this connector another listener")),
+                );
+                self.statuses.remove_tasks_from(name, 0);
+                return;
+            }
+        }
         match e.target {
             TargetState::Stopped => {
                 self.statuses.set_connector(name, State::Stopped, None);

@@ -186,6 +186,19 @@ impl Plugins {
         &self,
         config: &BTreeMap<String, Option<String>>,
     ) -> Result<ConfigInfos, ConnectError> {
+        self.validate_with(config, Vec::new())
+    }
+
+    /// As [`Plugins::validate`], with errors found beyond the plugin's own checks (the herder's: a
+    /// listener address already held), as (key, message).
+    ///
+    /// # Errors
+    /// As [`Plugins::validate`].
+    pub fn validate_with(
+        &self,
+        config: &BTreeMap<String, Option<String>>,
+        more: Vec<(String, String)>,
+    ) -> Result<ConfigInfos, ConnectError> {
         let class = match config.get(crate::config::keys::CONNECTOR_CLASS) {
             Some(Some(c)) if !c.trim().is_empty() => c.clone(),
             _ => {
@@ -199,7 +212,8 @@ impl Plugins {
             .connector(&class)
             .map_err(|e| ConnectError::BadRequest(e.to_string()))?;
         let def = plugin.config_def();
-        let extra = plugin.validate(config);
+        let mut extra = plugin.validate(config);
+        extra.extend(more);
         Ok(validate_connector_config(
             &class,
             plugin.connector_type(),

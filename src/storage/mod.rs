@@ -303,7 +303,7 @@ impl Store {
 
     // ----- connectors -------------------------------------------------------------------------------
 
-    /// Every stored connector with its config, target state and task configs.
+    /// Every stored connector with its config, target state and task configs, in creation order.
     pub async fn load_connectors(&self) -> Result<Vec<StoredConnector>, StorageError> {
         self.writer.call(queries::load_connectors).await
     }

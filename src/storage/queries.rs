@@ -20,6 +20,8 @@ pub struct StoredConnector {
     pub target: TargetState,
     /// The committed task configs.
     pub tasks: Vec<BTreeMap<String, String>>,
+    /// When it was created, epoch milliseconds (kept across config updates).
+    pub created_ms: i64,
 }
 
 /// A status row.
@@ -100,8 +102,8 @@ fn exists(conn: &Connection, name: &str) -> Result<bool, StorageError> {
 
 pub(super) fn load_connectors(conn: &Connection) -> Result<Vec<StoredConnector>, StorageError> {
     let mut stmt = conn.prepare(
-        "SELECT c.name, c.config, t.state, t.state_v2 FROM connector_configs c
-         LEFT JOIN target_states t ON t.connector = c.name ORDER BY c.name",
+        "SELECT c.name, c.config, t.state, t.state_v2, c.created_ms FROM connector_configs c
+         LEFT JOIN target_states t ON t.connector = c.name ORDER BY c.created_ms, c.name",
     )?;
     let rows = stmt
         .query_map([], |r| {
@@ -110,11 +112,12 @@ pub(super) fn load_connectors(conn: &Connection) -> Result<Vec<StoredConnector>,
                 r.get::<_, String>(1)?,
                 r.get::<_, Option<String>>(2)?,
                 r.get::<_, Option<String>>(3)?,
+                r.get::<_, Option<i64>>(4)?,
             ))
         })?
         .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::with_capacity(rows.len());
-    for (name, config, state, state_v2) in rows {
+    for (name, config, state, state_v2, created_ms) in rows {
         let target = TargetState::from_columns(state.as_deref(), state_v2.as_deref())
             .unwrap_or(TargetState::Started);
         let tasks = task_configs(conn, &name)?;
@@ -123,6 +126,7 @@ pub(super) fn load_connectors(conn: &Connection) -> Result<Vec<StoredConnector>,
             name,
             target,
             tasks,
+            created_ms: created_ms.unwrap_or_default(),
         });
     }
     Ok(out)

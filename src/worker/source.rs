@@ -57,7 +57,13 @@ pub(super) struct SourceLoop {
     in_flight: Option<InFlight>,
     /// Whether the status shows the trace of a retriable poll error, cleared by the next good poll.
     retrying: bool,
+    /// After a retriable error from `start`: how long to wait before the next attempt.
+    start_backoff: Option<Duration>,
 }
+
+/// The first and the longest wait between attempts to start a task whose `start` raised a retriable
+/// error.
+const START_BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(10));
 
 impl SourceLoop {
     pub(super) fn new(task: Box<dyn SourceTask>) -> Self {
@@ -66,6 +72,7 @@ impl SourceLoop {
             started: false,
             in_flight: None,
             retrying: false,
+            start_backoff: None,
         }
     }
 
@@ -77,9 +84,29 @@ impl SourceLoop {
             idle: Cell::new(None),
         };
         if !self.started {
-            self.task
-                .start(&rt.config, &context)
-                .map_err(|e| StageError::new(TaskStage::SourceStart, e))?;
+            if self.start_backoff.is_some() && rt.control.mode() == Mode::Stop {
+                return Ok(Step::Done);
+            }
+            match self.task.start(&rt.config, &context) {
+                Ok(()) => {
+                    if self.start_backoff.take().is_some() {
+                        tracing::info!(connector = %rt.connector, task = rt.task, "The task started after retrying.");
+                        rt.report(State::Running, None);
+                    }
+                }
+                // A RetriableException from start (say, the port it listens on is still taken): the task
+                // stays RUNNING with the trace and start is tried again, with a growing wait.
+                Err(TaskError::Retriable(message)) => {
+                    let wait = self
+                        .start_backoff
+                        .map_or(START_BACKOFF.0, |b| (b * 2).min(START_BACKOFF.1));
+                    tracing::warn!(connector = %rt.connector, task = rt.task, %message, retry_in_ms = wait.as_millis() as u64, "Retriable error in start; trying again.");
+                    rt.report_retrying(&TaskStage::SourceStart.name(), message);
+                    self.start_backoff = Some(wait);
+                    return Ok(Step::Park(wait));
+                }
+                Err(e) => return Err(StageError::new(TaskStage::SourceStart, e)),
+            }
             self.started = true;
         }
         poll_batches(

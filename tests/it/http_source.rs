@@ -710,3 +710,205 @@ async fn http_source_refuses_a_bad_url_or_interval_and_names_a_refused_connectio
     assert_eq!(f.w.status("nowhere").await["tasks"][0]["state"], "RUNNING");
     f.w.stop().await;
 }
+
+/// Posts `body` as text with a client that gives up after `timeout`: status (0 when no answer came in
+/// time), Retry-After, answer body.
+async fn post_within(url: &str, body: String, timeout: Duration) -> (u16, Option<String>, String) {
+    let client = reqwest::Client::builder().timeout(timeout).build().unwrap();
+    match client
+        .post(url)
+        .header("content-type", "text/plain")
+        .body(body)
+        .send()
+        .await
+    {
+        Ok(r) => {
+            let status = r.status().as_u16();
+            let retry = r
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().to_string());
+            (status, retry, r.text().await.unwrap_or_default())
+        }
+        Err(e) => (0, None, e.to_string()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_answers_503_at_once_when_its_request_fills_the_log() {
+    // The default request.timeout.ms (30 s): the request whose batch reaches the cap is not left waiting.
+    let (dir, w, url) = capped_webhook(2000, "filling", &[]).await;
+    let body = "f".repeat(300);
+    let mut refused = None;
+    for _ in 0..40 {
+        let (status, retry, answer) = post_within(&url, body.clone(), Duration::from_secs(5)).await;
+        match status {
+            201 => continue,
+            503 => {
+                refused = Some((retry, answer));
+                break;
+            }
+            other => panic!("unexpected {other}: {answer}"),
+        }
+    }
+    let (retry, answer) = refused.expect("a 503 once the log is full");
+    assert_eq!(retry.as_deref(), Some("1"), "{answer}");
+    assert!(answer.contains("log.buffer.max.bytes"), "{answer}");
+    let (status, retry, answer) = post_within(&url, body.clone(), Duration::from_secs(5)).await;
+    assert_eq!((status, retry.as_deref()), (503, Some("1")), "{answer}");
+    // A sink delivers the log: there is room again and requests are stored.
+    create(&w, file_sink("drain", &dir.path().join("out.txt"), "hooks")).await;
+    wait_for("a 201 once the sink made room", DEADLINE, || async {
+        let (status, _, _) =
+            post_within(&url, "after the cap".into(), Duration::from_secs(5)).await;
+        (status == 201).then_some(())
+    })
+    .await;
+    assert_eq!(stored_with(&w.db, "hooks", "after the cap"), 1);
+    w.stop().await;
+}
+
+/// A webhook named `name` on `port` with its own path and topic.
+fn hook(name: &str, host: &str, port: u16) -> Json {
+    json!({"name": name, "config": {
+        "connector.class": "WebhookSource", "tasks.max": "1",
+        "listener": format!("http://{host}:{port}"), "path": format!("/{name}"), "topic": name}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_listener_held_by_another_connector_or_the_worker_is_refused() {
+    let f = Fixture::start().await;
+    let port = free_port();
+    create(&f.w, hook("hooks-a", "127.0.0.1", port)).await;
+    let holder = format!("127.0.0.1:{port} is already the listener of connector 'hooks-a'");
+    let (status, answer) =
+        f.w.post("/connectors", hook("hooks-b", "127.0.0.1", port))
+            .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error_code"], 400, "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap().contains(&holder),
+        "{answer}"
+    );
+    let (status, answer) =
+        f.w.put(
+            "/connectors/hooks-b/config",
+            hook("hooks-b", "127.0.0.1", port)["config"].clone(),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    // The wildcard address holds the port on every host.
+    let mut wildcard = hook("hooks-b", "0.0.0.0", port)["config"].clone();
+    wildcard["name"] = json!("hooks-b");
+    let (status, answer) =
+        f.w.put("/connector-plugins/WebhookSource/config/validate", wildcard)
+            .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["error_count"], 1, "{answer}");
+    let errors = crate::common::validation_errors(&answer);
+    assert!(
+        errors["listener"].iter().any(|e| e.contains(&format!(
+            "0.0.0.0:{port} is already the listener of connector 'hooks-a'"
+        ))),
+        "{answer}"
+    );
+    // The worker's own REST listener.
+    let rest_port: u16 = f.w.url.rsplit(':').next().unwrap().parse().unwrap();
+    let (status, answer) =
+        f.w.post("/connectors", hook("hooks-c", "127.0.0.1", rest_port))
+            .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap().contains(&format!(
+            "127.0.0.1:{rest_port} is already the listener of the worker's REST listener"
+        )),
+        "{answer}"
+    );
+    // A connector keeps its own address when its config changes; another port is free.
+    let (status, answer) =
+        f.w.put(
+            "/connectors/hooks-a/config",
+            hook("hooks-a", "127.0.0.1", port)["config"].clone(),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    create(&f.w, hook("hooks-b", "127.0.0.1", free_port())).await;
+    f.w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_connector_created_first_keeps_a_listener_two_stored_connectors_claim() {
+    let dir = tempdir();
+    let db = dir.path().join("bin.db");
+    let (port, other) = (free_port(), free_port());
+    {
+        let b = start_binary(dir.path(), &[]);
+        let api = b.healthy_api().await;
+        // Created first, last by name: starting by name would let the other one take the port.
+        crate::common::create_through(&api, hook("hooks-b", "127.0.0.1", port)).await;
+        webhook_up(&format!("http://127.0.0.1:{port}/hooks-b")).await;
+        crate::common::create_through(&api, hook("hooks-a", "127.0.0.1", other)).await;
+        b.terminate();
+    }
+    // A clash stored before validation refused it: hooks-a moved onto hooks-b's port.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let listener = format!("http://127.0.0.1:{port}");
+    for sql in [
+        "UPDATE connector_configs SET config = json_set(config, '$.listener', ?1) WHERE name = 'hooks-a'",
+        "UPDATE task_configs SET config = json_set(config, '$.listener', ?1) WHERE connector = 'hooks-a'",
+    ] {
+        assert_eq!(conn.execute(sql, [&listener]).unwrap(), 1, "{sql}");
+    }
+    drop(conn);
+    for run in 0..3 {
+        let b = start_binary(dir.path(), &[]);
+        let api = b.healthy_api().await;
+        let body = format!("run {run}");
+        let url = format!("http://127.0.0.1:{port}/hooks-b");
+        let (status, answer) = wait_for("an answer on the port", DEADLINE, || async {
+            let (status, _, answer) = post_within(&url, body.clone(), Duration::from_secs(5)).await;
+            (status != 0).then_some((status, answer))
+        })
+        .await;
+        assert_eq!(status, 201, "run {run}: hooks-b owns the port: {answer}");
+        let trace = wait_for("hooks-a to fail", DEADLINE, || async {
+            let (_, s) = api.get("/connectors/hooks-a/status").await.unwrap();
+            (s["connector"]["state"] == "FAILED").then(|| s["connector"]["trace"].to_string())
+        })
+        .await;
+        assert!(
+            trace.contains(&format!(
+                "127.0.0.1:{port} is already the listener of connector 'hooks-b'"
+            )),
+            "run {run}: {trace}"
+        );
+        b.terminate();
+        assert_eq!(stored_with(&db, "hooks-b", &body), 1, "run {run}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhook_retries_a_port_that_is_taken_until_it_is_free() {
+    let f = Fixture::start().await;
+    // Another program holds the port.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    create(&f.w, webhook("patient", port, &[])).await;
+    let trace = wait_for("the retriable start error", DEADLINE, || async {
+        let status = f.w.status("patient").await;
+        let task = &status["tasks"][0];
+        (task["state"] == "RUNNING")
+            .then(|| task["trace"].as_str().map(str::to_string))
+            .flatten()
+    })
+    .await;
+    assert!(trace.contains("RetriableException"), "{trace}");
+    assert!(trace.contains("SourceTask.start"), "{trace}");
+    drop(taken);
+    let url = format!("http://127.0.0.1:{port}/ingest");
+    webhook_up(&url).await;
+    let (status, _, answer) = post(&url, "text/plain", "once free", None).await;
+    assert_eq!(status, 201, "{answer}");
+    assert_eq!(f.w.status("patient").await["tasks"][0]["state"], "RUNNING");
+    f.w.stop().await;
+}

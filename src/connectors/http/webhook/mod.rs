@@ -119,6 +119,12 @@ impl ConnectorPlugin for WebhookSource {
         }
         errors
     }
+    fn listens_on(&self, config: &Props) -> Option<String> {
+        let listener = config.get(LISTENER)?;
+        split_listener(listener)
+            .ok()
+            .map(|(_, hostport)| hostport.to_string())
+    }
     fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
         // One listener, one task.
         Ok(vec![config.clone()])
@@ -308,6 +314,13 @@ impl SourceTask for WebhookTask {
     }
 
     fn log_full(&mut self, full: bool) {
+        if full {
+            // The requests whose records the runtime now holds are answered at once rather than after
+            // request.timeout.ms; their records are stored once there is room.
+            for (reply, _) in self.pending.drain(..) {
+                let _ = reply.send(Outcome::Held);
+            }
+        }
         self.state.log_full.store(full, Ordering::SeqCst);
     }
 

@@ -28,6 +28,9 @@ pub enum Outcome {
     Stored(Vec<Option<StoredAt>>),
     /// The task stopped before they were.
     Stopped,
+    /// The local log is full and the runtime holds them until there is room: they are stored then,
+    /// unless the connector is stopped first.
+    Held,
 }
 
 /// One request's records on their way to `poll`, with the way back to the request.
@@ -108,6 +111,12 @@ pub struct Endpoint {
 }
 
 const PAUSED: &str = "The connector is paused; try again later";
+
+/// The answer to a request whose records are in the batch the byte cap holds.
+const HELD: &str = "The local log is full (log.buffer.max.bytes is reached): the records are held and will be stored once a sink makes room, unless the connector is stopped first; a retry may store them twice";
+
+/// The answer to a request still queued when the byte cap was reached: its records are dropped.
+const FULL_QUEUED: &str = "The local log is full (log.buffer.max.bytes is reached); the records were not stored, try again later";
 
 /// How long the task may go without polling, with no records in hand, before it counts as paused.
 const PAUSED_AFTER_MS: i64 = 1000;
@@ -302,11 +311,21 @@ async fn wait_stored(
         let slice = deadline.min(tokio::time::Instant::now() + Duration::from_millis(250));
         match tokio::time::timeout_at(slice, &mut outcome).await {
             Ok(Ok(Outcome::Stored(at))) => return Ok(at),
+            Ok(Ok(Outcome::Held)) => return Err(HELD.into()),
             Ok(_) => return Err("The connector stopped before the records were stored".into()),
             Err(_) if slice >= deadline => {
                 return Err(format!("The records were not stored within request.timeout.ms={}ms (the local log is full); they may still be stored", endpoint.timeout.as_millis()));
             }
             Err(_) => {
+                if endpoint.task.log_full.load(Ordering::SeqCst) {
+                    // The task answers the requests it holds before it sets the flag; one without an
+                    // answer is still queued, and dropping its receiver keeps `poll` from taking it.
+                    return Err(match outcome.try_recv() {
+                        Ok(Outcome::Stored(at)) => return Ok(at),
+                        Ok(Outcome::Held) => HELD.into(),
+                        _ => FULL_QUEUED.into(),
+                    });
+                }
                 if endpoint.task.paused() {
                     return Err(PAUSED.into());
                 }
