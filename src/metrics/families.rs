@@ -160,7 +160,14 @@ impl Snapshot {
             for (tp, p) in m.sink_positions() {
                 let end = self.log.get(&tp).map_or(p.committed, |l| l.end);
                 let lag = (end - p.committed).max(0);
-                let age = match p.pending_since_ms {
+                // The age of the oldest record not committed yet, read or not: the one at the committed
+                // offset. Read ones carry their timestamp; an unread one (a paused or slow sink) is
+                // as old as the append that stored it.
+                let since = match p.pending_since_ms {
+                    Some(ts) => Some(ts),
+                    None => self.metrics.log.stored_at(&tp, p.committed),
+                };
+                let age = match since {
                     Some(ts) if lag > 0 => ((now_ms - ts).max(0) as f64) / 1000.0,
                     _ => 0.0,
                 };
@@ -184,7 +191,7 @@ impl Snapshot {
             ),
             rows.iter().map(|r| (labels(r), r.3 as f64)),
         )?;
-        family(enc, ("liteconnect_sink_lag_seconds", "The age of the oldest record of the partition the sink connector has read but not committed yet (0 when caught up).", Gauge), rows.iter().map(|r| (labels(r), r.4)))
+        family(enc, ("liteconnect_sink_lag_seconds", "The age of the oldest record of the partition the sink connector has not committed yet, read or not (0 when caught up).", Gauge), rows.iter().map(|r| (labels(r), r.4)))
     }
 
     /// `liteconnect_kafka_sink_unacknowledged_records`: per Kafka sink task, the records handed to the

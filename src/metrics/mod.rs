@@ -71,9 +71,44 @@ pub struct PartitionStat {
 #[derive(Debug, Default)]
 pub struct LogStats {
     parts: Mutex<BTreeMap<TopicPartition, PartitionStat>>,
+    /// Per partition, when runs of records were stored: (first offset of the run, wall time in ms), oldest
+    /// first, at most [`LogStats::MARKS`] (thinned by half when full, so the span is kept).
+    marks: Mutex<BTreeMap<TopicPartition, std::collections::VecDeque<(i64, i64)>>>,
 }
 
 impl LogStats {
+    /// Marks kept per partition.
+    const MARKS: usize = 256;
+
+    /// Notes that the records from `first` on were stored at `at_ms`.
+    fn mark(&self, tp: &TopicPartition, first: i64, at_ms: i64) {
+        let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+        let list = marks.entry(tp.clone()).or_default();
+        if list.back().is_some_and(|(o, _)| *o >= first) {
+            return;
+        }
+        if list.len() >= Self::MARKS {
+            let mut i = 0;
+            list.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+        }
+        list.push_back((first, at_ms));
+    }
+
+    /// When the record at `offset` was stored, as far as the marks tell: the time of the last run that
+    /// began at or before it (the record came then or later). `None` when no mark reaches back that far.
+    pub fn stored_at(&self, tp: &TopicPartition, offset: i64) -> Option<i64> {
+        let marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+        marks
+            .get(tp)?
+            .iter()
+            .rev()
+            .find(|(first, _)| *first <= offset)
+            .map(|(_, at)| *at)
+    }
+
     /// Counts the records of a committed append: `assigned` holds where each went, `sizes` its bytes.
     /// End offsets move past them; records and bytes grow until the next refresh counts them again
     /// (with what retention and delivery have deleted since).
@@ -96,13 +131,13 @@ impl LogStats {
     /// Counts a committed run of `records` records (`bytes` bytes) appended to one partition, ending
     /// before offset `end`.
     pub fn appended_run(&self, topic: &str, partition: i32, end: i64, records: u64, bytes: u64) {
+        let tp = TopicPartition {
+            topic: topic.to_string(),
+            partition,
+        };
+        self.mark(&tp, end - records as i64, crate::model::now_ms());
         let mut parts = self.parts.lock().expect("log stats lock");
-        let stat = parts
-            .entry(TopicPartition {
-                topic: topic.to_string(),
-                partition,
-            })
-            .or_default();
+        let stat = parts.entry(tp).or_default();
         stat.end = stat.end.max(end);
         stat.records += records;
         stat.bytes += bytes;
@@ -110,6 +145,18 @@ impl LogStats {
 
     /// Replaces the statistics with a fresh reading, keeping end offsets that appends have moved since.
     pub fn refreshed(&self, fresh: Vec<(TopicPartition, PartitionStat)>) {
+        // Records stored before this process started have no mark: their age counts from the first
+        // reading that saw them.
+        let now = crate::model::now_ms();
+        for (tp, stat) in &fresh {
+            if stat.records > 0 && self.stored_at(tp, stat.start).is_none() {
+                let mut marks = self.marks.lock().unwrap_or_else(|p| p.into_inner());
+                marks
+                    .entry(tp.clone())
+                    .or_default()
+                    .push_front((stat.start, now));
+            }
+        }
         let mut parts = self.parts.lock().expect("log stats lock");
         let next: BTreeMap<TopicPartition, PartitionStat> = fresh
             .into_iter()
@@ -381,6 +428,45 @@ pub async fn refresh_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marks_tell_when_an_offset_was_stored_and_stay_bounded() {
+        let log = LogStats::default();
+        let tp = TopicPartition {
+            topic: "t".into(),
+            partition: 0,
+        };
+        assert_eq!(log.stored_at(&tp, 0), None);
+        log.mark(&tp, 0, 1_000);
+        log.mark(&tp, 10, 2_000);
+        log.mark(&tp, 10, 9_000); // not a new run
+        assert_eq!(log.stored_at(&tp, 0), Some(1_000));
+        assert_eq!(log.stored_at(&tp, 9), Some(1_000));
+        assert_eq!(log.stored_at(&tp, 10), Some(2_000));
+        assert_eq!(log.stored_at(&tp, 500), Some(2_000));
+        for i in 2..2_000 {
+            log.mark(&tp, i * 10, 1_000 + i);
+        }
+        let kept = log.marks.lock().unwrap()[&tp].len();
+        assert!(kept <= LogStats::MARKS, "{kept}");
+        assert_eq!(log.stored_at(&tp, 0), Some(1_000), "the oldest mark is kept");
+        // A reading of records stored before any mark: they count from that reading.
+        let other = TopicPartition {
+            topic: "u".into(),
+            partition: 0,
+        };
+        log.refreshed(vec![(
+            other.clone(),
+            PartitionStat {
+                start: 5,
+                end: 9,
+                records: 4,
+                bytes: 40,
+            },
+        )]);
+        assert!(log.stored_at(&other, 5).is_some());
+        assert_eq!(log.stored_at(&other, 4), None);
+    }
 
     #[test]
     fn rest_labels_are_bounded() {

@@ -158,6 +158,13 @@ async fn metrics_follow_records_from_a_source_to_a_sink() {
         m.get("liteconnect_sink_lag_records", &lag) == Some(5.0)
     })
     .await;
+    // The paused sink read none of them: the lag's age is that of the oldest record it has not
+    // committed, read or not, and grows while it waits.
+    scrape_until(w, "the unread records to age", |m| {
+        m.get("liteconnect_sink_lag_seconds", &lag)
+            .is_some_and(|a| a >= 1.0)
+    })
+    .await;
     w.put_empty("/connectors/snk/resume").await;
     let m = scrape_until(w, "the lag to drain", |m| {
         m.get("liteconnect_sink_lag_records", &lag) == Some(0.0)
