@@ -52,6 +52,13 @@ pub(super) const SINK: &[TaskFamily] = &[
     Value("kafka_connect_sink_task_sink_record_active_count", "The number of records that have been read from the log but not yet completely committed/flushed/acknowledged by the sink task.", Gauge, |m, _| load(&m.active)),
 ];
 
+/// liteconnect's own per task: outages of the system the task talks to.
+#[rustfmt::skip]
+pub(super) const OUTAGE: &[TaskFamily] = &[
+    Value("liteconnect_task_retrying", "1 while the task retries a retriable error (an outage of the system it talks to: its status is RUNNING with the error's trace), else 0.", Gauge, |m, _| if m.retrying.load(Ordering::Relaxed) { 1.0 } else { 0.0 }),
+    Value("liteconnect_task_last_success_timestamp_seconds", "When the task last exchanged records with the system it talks to without an error (a poll or a delivery), in seconds since the epoch; 0 before the first.", Gauge, |m, _| m.last_success_ms.load(Ordering::Relaxed) as f64 / 1000.0),
+];
+
 /// `task-error-metrics`.
 #[rustfmt::skip]
 pub(super) const ERRORS: &[TaskFamily] = &[

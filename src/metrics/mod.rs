@@ -449,7 +449,11 @@ mod tests {
         }
         let kept = log.marks.lock().unwrap()[&tp].len();
         assert!(kept <= LogStats::MARKS, "{kept}");
-        assert_eq!(log.stored_at(&tp, 0), Some(1_000), "the oldest mark is kept");
+        assert_eq!(
+            log.stored_at(&tp, 0),
+            Some(1_000),
+            "the oldest mark is kept"
+        );
         // A reading of records stored before any mark: they count from that reading.
         let other = TopicPartition {
             topic: "u".into(),

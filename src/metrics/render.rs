@@ -473,6 +473,7 @@ impl Collector for Snapshot {
         self.task_group(&mut enc, Some(false), super::families::SOURCE)?;
         self.task_group(&mut enc, Some(true), super::families::SINK)?;
         self.task_group(&mut enc, None, super::families::ERRORS)?;
+        self.task_group(&mut enc, None, super::families::OUTAGE)?;
         self.own(&mut enc)?;
         self.process(&mut enc)
     }

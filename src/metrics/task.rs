@@ -143,6 +143,11 @@ pub struct TaskMetrics {
     pub errors: ErrorCounters,
     /// Sink positions per assigned partition.
     positions: Mutex<BTreeMap<TopicPartition, SinkPosition>>,
+    /// Whether the task is retrying a retriable error (an outage of the system it talks to).
+    pub retrying: std::sync::atomic::AtomicBool,
+    /// When the task last exchanged records with the system it talks to without an error (a poll, or
+    /// a delivery), in ms since the epoch; 0 before the first.
+    pub last_success_ms: std::sync::atomic::AtomicI64,
 }
 
 impl TaskMetrics {
@@ -169,7 +174,17 @@ impl TaskMetrics {
             commit_skips: Throughput::default(),
             errors: ErrorCounters::default(),
             positions: Mutex::new(BTreeMap::new()),
+            retrying: std::sync::atomic::AtomicBool::new(false),
+            last_success_ms: std::sync::atomic::AtomicI64::new(0),
         }
+    }
+
+    /// Notes a successful exchange with the outside system now; the task is not retrying any more.
+    pub fn succeeded(&self) {
+        self.last_success_ms
+            .store(crate::model::now_ms(), std::sync::atomic::Ordering::Relaxed);
+        self.retrying
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Notes what the task's time counts as from now on.

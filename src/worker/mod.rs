@@ -90,7 +90,13 @@ impl TaskRuntime {
     pub(crate) fn report(&self, state: State, trace: Option<String>) {
         // A RUNNING status without a trace of its own shows the task's standing problem, if any.
         let trace = match (state, trace) {
-            (State::Running, None) => self.problem.lock().ok().and_then(|p| p.clone()),
+            (State::Running, None) => {
+                // RUNNING without a trace of its own: whatever was retried went through.
+                self.metrics
+                    .retrying
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
+                self.problem.lock().ok().and_then(|p| p.clone())
+            }
             (_, trace) => trace,
         };
         self.metrics.set_phase(match state {
@@ -121,6 +127,9 @@ impl TaskRuntime {
     /// the task goes on, and its status says why nothing moves meanwhile.
     pub(crate) fn report_retrying(&self, at: &str, message: String) {
         let error = TaskError::Retriable(message);
+        self.metrics
+            .retrying
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.report(State::Running, Some(trace_of(at, &error)));
     }
 

@@ -247,6 +247,7 @@ fn commit(
     m.commit_completions.add(1);
     m.active.store(0, Ordering::Relaxed);
     m.sink_committed();
+    m.succeeded();
     if std::mem::take(&mut positions.noted) {
         rt.report(State::Running, None);
     }

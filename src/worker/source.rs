@@ -197,6 +197,7 @@ fn poll_batches(
         context.idle.set(None);
         let records = match task.poll(context) {
             Ok(r) => {
+                rt.metrics.succeeded();
                 if *retrying {
                     rt.report(State::Running, None);
                     *retrying = false;

@@ -641,6 +641,18 @@ async fn http_source_rides_out_an_api_outage() {
     })
     .await;
     assert_eq!(f.w.status("poller").await["tasks"][0]["state"], "RUNNING");
+    // The outage shows in the metrics too.
+    assert_eq!(
+        task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
+        1.0
+    );
+    let before = task_gauge(
+        &f.w.url,
+        "liteconnect_task_last_success_timestamp_seconds",
+        "poller",
+    )
+    .await;
+    assert!(before > 0.0, "the polls before the outage succeeded");
     api.add(4..6);
     api.up.store(true, Ordering::SeqCst);
     each_item_once(&f.w.db, 5).await;
@@ -648,7 +660,42 @@ async fn http_source_rides_out_an_api_outage() {
         task_trace(&f.w, "poller").await.is_none()
     })
     .await;
+    assert_eq!(
+        task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
+        0.0
+    );
+    let after = task_gauge(
+        &f.w.url,
+        "liteconnect_task_last_success_timestamp_seconds",
+        "poller",
+    )
+    .await;
+    assert!(after >= before, "{after} >= {before}");
     f.w.stop().await;
+}
+
+/// The value of a per-task gauge of task 0 of `connector` in a scrape of `url` (NaN when absent).
+async fn task_gauge(url: &str, name: &str, connector: &str) -> f64 {
+    let body = reqwest::get(format!("{url}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("a scrape");
+    let scrape =
+        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("parses");
+    scrape
+        .samples
+        .iter()
+        .find(|s| {
+            s.metric == name
+                && s.labels.get("connector") == Some(connector)
+                && s.labels.get("task") == Some("0")
+        })
+        .map_or(f64::NAN, |s| match s.value {
+            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+            _ => f64::NAN,
+        })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
