@@ -51,6 +51,8 @@ pub(crate) struct Reply {
     content_type: Option<&'static str>,
     /// The body is a JSON string to be sent as it is, not as JSON (its media type in `content_type`).
     raw: bool,
+    /// `Retry-After` in seconds, on a 503 the client should try again.
+    retry_after: Option<u16>,
 }
 
 impl Reply {
@@ -61,6 +63,7 @@ impl Reply {
             location: None,
             content_type: None,
             raw: false,
+            retry_after: None,
         }
     }
     /// A JSON reply serialized straight into its text, without a JSON tree in between (for answers
@@ -78,6 +81,7 @@ impl Reply {
             location: None,
             content_type: None,
             raw: false,
+            retry_after: None,
         }
     }
     pub(crate) fn text(status: u16, content_type: &'static str, body: String) -> Reply {
@@ -95,6 +99,10 @@ impl Reply {
     }
     pub(crate) fn with_location(mut self, location: String) -> Reply {
         self.location = Some(location);
+        self
+    }
+    pub(crate) fn with_retry_after(mut self, seconds: u16) -> Reply {
+        self.retry_after = Some(seconds);
         self
     }
     pub(crate) fn with_content_type(mut self, content_type: &'static str) -> Reply {
@@ -311,6 +319,9 @@ fn into_response(reply: Reply, head: bool) -> Response {
     let mut builder = warp::http::Response::builder().status(status);
     if let Some(l) = &reply.location {
         builder = builder.header("Location", l.as_str());
+    }
+    if let Some(seconds) = reply.retry_after {
+        builder = builder.header("Retry-After", seconds);
     }
     let content_type = HeaderValue::from_static(reply.content_type.unwrap_or("application/json"));
     let body = reply.body.map(|b| match b {

@@ -99,6 +99,8 @@ impl From<StorageError> for ProxyError {
     fn from(e: StorageError) -> Self {
         match e {
             StorageError::BufferFull(m) => ProxyError::Retriable(m),
+            // A full disk (or storage.max.bytes) frees up as sinks deliver and retention deletes: 503.
+            e @ StorageError::DiskFull(_) => ProxyError::Retriable(e.to_string()),
             e => ProxyError::Storage(e),
         }
     }
@@ -107,11 +109,20 @@ impl From<StorageError> for ProxyError {
 impl From<ProxyError> for Reply {
     fn from(e: ProxyError) -> Reply {
         let code = e.code();
-        let status = if code >= 10_000 { code / 100 } else { code };
-        Reply::json(
+        let status = match e {
+            // Try again later: 503, as a full log or disk frees up (Confluent's proxy answers 500).
+            ProxyError::Retriable(_) => 503,
+            _ if code >= 10_000 => code / 100,
+            _ => code,
+        };
+        let reply = Reply::json(
             status as u16,
             &json!({"error_code": code, "message": e.to_string()}),
-        )
+        );
+        match e {
+            ProxyError::Retriable(_) => reply.with_retry_after(1),
+            _ => reply,
+        }
     }
 }
 

@@ -36,8 +36,12 @@ pub(crate) struct DbThread {
     jobs: mpsc::Sender<Msg>,
 }
 
-/// Where the writer records how long each group commit took (in seconds).
-type CommitTimes = Option<prometheus_client::metrics::histogram::Histogram>;
+/// What the writer reports: how long each group commit took (in seconds), and whether the last write
+/// failed for want of room (set on a disk-full failure, cleared by the next group that commits in full).
+type CommitTimes = Option<(
+    prometheus_client::metrics::histogram::Histogram,
+    Arc<std::sync::atomic::AtomicBool>,
+)>;
 
 /// What a database thread receives.
 enum Msg {
@@ -56,8 +60,9 @@ impl DbThread {
         conn: Connection,
         lock: Arc<StoreLock>,
         commits: prometheus_client::metrics::histogram::Histogram,
+        full: Arc<std::sync::atomic::AtomicBool>,
     ) -> Self {
-        Self::spawn("liteconnect-db-writer", conn, lock, Some(commits))
+        Self::spawn("liteconnect-db-writer", conn, lock, Some((commits, full)))
     }
 
     /// Starts a reader thread: jobs run one by one, outside any explicit transaction.
@@ -213,7 +218,7 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer
             }
             Err(_) => break,
         };
-        let Some(commits) = &writer else {
+        let Some((commits, full)) = &writer else {
             first(&conn).0(None);
             continue;
         };
@@ -241,7 +246,12 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer
             }
         }
         let started = std::time::Instant::now();
-        run_group(&conn, group);
+        let out_of_room = run_group(&conn, group);
+        let was = full.load(std::sync::atomic::Ordering::Relaxed);
+        // Once out of room, the store counts as full until there is room again for more than a few
+        // small writes (statuses fit in what a truncated write-ahead log frees; records may not).
+        let now = out_of_room || (was && !has_room(&conn));
+        full.store(now, std::sync::atomic::Ordering::Relaxed);
         commits.observe(started.elapsed().as_secs_f64());
     }
     drop(conn);
@@ -252,8 +262,25 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer
     }
 }
 
+/// Whether the file has room again under `max_page_count`: free pages inside it plus pages it may still
+/// grow by, at least a sixteenth of the cap (and 16 pages). Without a cap, a write that went through
+/// is taken as room.
+fn has_room(conn: &Connection) -> bool {
+    let pragma = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
+    match (
+        pragma("page_count"),
+        pragma("max_page_count"),
+        pragma("freelist_count"),
+    ) {
+        (Ok(used), Ok(max), Ok(free)) => max - used + free >= (max / 16).max(16),
+        _ => false,
+    }
+}
+
 /// Runs a group of jobs in one IMMEDIATE transaction and answers each once it has committed (or not).
-fn run_group(conn: &Connection, group: Vec<Job>) {
+/// Returns whether a write failed for want of room; then the write-ahead log is checkpointed and
+/// truncated, so that what it held in the file's budget is free for the next write.
+fn run_group(conn: &Connection, group: Vec<Job>) -> bool {
     if let Err(e) = conn
         .prepare_cached("BEGIN IMMEDIATE")
         .and_then(|mut s| s.execute([]))
@@ -264,7 +291,7 @@ fn run_group(conn: &Connection, group: Vec<Job>) {
             drop(job);
             tracing::error!(error = %e, "Could not begin a transaction.");
         }
-        return;
+        return e.is_disk_full();
     }
     let mut replies: Vec<Reply> = Vec::with_capacity(group.len());
     let mut disk_full = false;
@@ -291,7 +318,14 @@ fn run_group(conn: &Connection, group: Vec<Job>) {
     if commit_error.is_some() {
         let _ = conn.execute_batch("ROLLBACK");
     }
+    let out_of_room = disk_full || commit_error.as_ref().is_some_and(|e| e.is_disk_full());
+    if out_of_room {
+        // The log's pages in the write-ahead log count against storage.max.bytes too: move them into
+        // the file and truncate the log before the next write.
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
     for reply in replies {
         reply(commit_error.as_ref());
     }
+    out_of_room
 }

@@ -180,6 +180,8 @@ struct Inner {
     dropped: Arc<AtomicU64>,
     /// The worker's metrics.
     metrics: Arc<crate::metrics::Metrics>,
+    /// Whether the last write failed for want of room (the disk, or `storage.max.bytes`).
+    out_of_room: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Store {
@@ -217,8 +219,14 @@ impl Store {
         )?;
         reader.busy_timeout(std::time::Duration::from_secs(5))?;
         let metrics = Arc::new(crate::metrics::Metrics::default());
+        let out_of_room = Arc::new(std::sync::atomic::AtomicBool::new(false));
         Ok(Store {
-            writer: DbThread::writer(conn, lock.clone(), metrics.storage.commit_seconds.clone()),
+            writer: DbThread::writer(
+                conn,
+                lock.clone(),
+                metrics.storage.commit_seconds.clone(),
+                out_of_room.clone(),
+            ),
             reader: DbThread::reader(reader, lock.clone()),
             inner: Arc::new(Inner {
                 path: path.clone(),
@@ -229,6 +237,7 @@ impl Store {
                 log_bytes: Arc::new(Mutex::new(None)),
                 dropped: Arc::new(AtomicU64::new(0)),
                 metrics,
+                out_of_room,
             }),
         })
     }
@@ -277,6 +286,16 @@ impl Store {
     /// # Errors
     /// What SQLite reported.
     pub async fn probe(&self) -> Result<(), StorageError> {
+        // A store that cannot write for want of room is not healthy, though it still answers reads.
+        if self
+            .inner
+            .out_of_room
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Err(StorageError::DiskFull(
+                "the last write found no room".into(),
+            ));
+        }
         self.writer
             .call(|c| {
                 c.query_row("SELECT count(*) FROM worker_identity", [], |r| {

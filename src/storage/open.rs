@@ -127,7 +127,24 @@ pub(super) fn apply_max_bytes(
 ) -> Result<(), StorageError> {
     let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
     let pages = match max_bytes {
-        Some(b) => (b as i64 / page_size).max(1),
+        Some(b) => {
+            // The write-ahead log counts against the cap too: a quarter of it (at most 4 MiB) is kept for
+            // the log, which is checkpointed when half of that is used and truncated back to it after.
+            let b = b as i64;
+            let reserve = (b / 4).min(4 << 20).max(page_size * 8);
+            let checkpoint_pages = (reserve / 2 / page_size).max(4);
+            conn.query_row(
+                &format!("PRAGMA wal_autocheckpoint = {checkpoint_pages}"),
+                [],
+                |_| Ok(()),
+            )?;
+            conn.query_row(
+                &format!("PRAGMA journal_size_limit = {reserve}"),
+                [],
+                |_| Ok(()),
+            )?;
+            ((b - reserve) / page_size).max(1)
+        }
         None => 4_294_967_294, // SQLite's own upper bound
     };
     conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;

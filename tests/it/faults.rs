@@ -106,6 +106,40 @@ async fn a_full_database_fails_tasks_clearly_and_recovers() {
     // The REST API keeps answering; writes that need room say so.
     assert_eq!(w.get("/connectors").await.0, 200);
     assert_eq!(w.get("/connectors/snk/status").await.0, 200);
+    // Producing over REST is refused as retriable (503 with Retry-After), and /health says the worker
+    // cannot do its job (KIP-1017's 500) while the store cannot write.
+    let client = reqwest::Client::new();
+    let big: Vec<_> = (0..200)
+        .map(|i| serde_json::json!({"value": format!("{i}-{}", "y".repeat(2_000))}))
+        .collect();
+    let produced = client
+        .post(format!("{}/topics/t", w.url))
+        .header("Content-Type", "application/vnd.kafka.json.v2+json")
+        .json(&serde_json::json!({"records": big}))
+        .send()
+        .await
+        .unwrap();
+    let status = produced.status().as_u16();
+    let headers = produced.headers().clone();
+    let text = produced.text().await.unwrap();
+    assert_eq!(status, 503, "{text}");
+    assert_eq!(
+        headers.get("retry-after").and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["error_code"], 50003, "{body}");
+    let health = client
+        .get(format!("{}/health", w.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status().as_u16(), 500);
+    // The write-ahead log counts against storage.max.bytes: file and log together stay within it.
+    let size = |name: &str| std::fs::metadata(dir.path().join(name)).map_or(0, |m| m.len());
+    let db_name = w.db.file_name().unwrap().to_string_lossy().to_string();
+    let (file, wal) = (size(&db_name), size(&format!("{db_name}-wal")));
+    assert!(file + wal <= 400_000, "file {file} + WAL {wal} bytes");
     let before = lines(&output);
     assert!(before.len() < all.len());
     assert_eq!(
