@@ -128,7 +128,14 @@ pub struct FileSourceTask {
     from_start: bool,
     /// Throttles the warning about a missing file.
     missing: WarnThrottle,
+    /// The file-system watch on the file (`Some(None)`: asked for, none available, so the file is polled).
+    watch: Option<Option<Box<dyn std::any::Any + Send>>>,
 }
+
+/// How long an idle source waits before looking at its file again: rarely when file-system events wake
+/// it (the wait is only a safety net, e.g. for file systems that send no events), often when not.
+const IDLE_WATCHED: Duration = Duration::from_secs(10);
+const IDLE_POLLED: Duration = Duration::from_millis(100);
 
 impl FileSourceTask {
     fn open(&mut self, context: &dyn SourceTaskContext) -> Result<bool, TaskError> {
@@ -293,8 +300,19 @@ impl SourceTask for FileSourceTask {
     }
 
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
+        if self.watch.is_none() {
+            self.watch = Some(
+                self.path
+                    .as_deref()
+                    .and_then(|p| context.watch_file(std::path::Path::new(p))),
+            );
+        }
+        let idle = match &self.watch {
+            Some(Some(_)) => IDLE_WATCHED,
+            _ => IDLE_POLLED,
+        };
         if self.input.is_none() && !self.open(context)? {
-            context.idle(Duration::from_secs(1));
+            context.idle(idle.max(Duration::from_secs(1)));
             return Ok(Vec::new());
         }
         let mut lines = self.take_lines(self.batch_size, false);
@@ -345,7 +363,7 @@ impl SourceTask for FileSourceTask {
                 None => false,
             };
             if !got_data {
-                context.idle(Duration::from_millis(100));
+                context.idle(idle);
                 return Ok(Vec::new());
             }
             lines = self.take_lines(self.batch_size, false);

@@ -86,6 +86,14 @@ pub trait SourceTaskContext: Send {
     /// trace), or clears it with `None`: something the user should fix that does not stop the task, such
     /// as a listed table that does not exist.
     fn warn(&self, _problem: Option<String>) {}
+    /// Wakes the task whenever `path` may have changed (created, written, replaced, deleted), for as long
+    /// as the returned guard is kept, so that an idle task can ask to be polled rarely ([`idle`]) instead
+    /// of checking the file often. `None` when no file-system events are available: poll as before.
+    ///
+    /// [`idle`]: SourceTaskContext::idle
+    fn watch_file(&self, _path: &std::path::Path) -> Option<Box<dyn std::any::Any + Send>> {
+        None
+    }
 }
 
 /// Where a record a source task returned was stored in the local log.

@@ -11,6 +11,7 @@ mod errors;
 mod pool;
 mod sink;
 mod source;
+mod watch;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,6 +66,8 @@ pub(crate) struct TaskRuntime {
     ///
     /// [`SourceTaskContext::warn`]: crate::connectors::SourceTaskContext::warn
     pub(crate) problem: std::sync::Mutex<Option<String>>,
+    /// The worker's file watcher.
+    pub(crate) files: watch::FileWatcher,
 }
 
 impl TaskRuntime {
@@ -214,6 +217,8 @@ pub struct Worker {
     log_signal: Arc<LogSignal>,
     tasks: Mutex<HashMap<(String, u32), RunningTask>>,
     generations: AtomicU64,
+    /// File-system events for file sources.
+    files: watch::FileWatcher,
 }
 
 impl std::fmt::Debug for RunningTask {
@@ -243,6 +248,7 @@ impl Worker {
             log_signal: Arc::new(LogSignal::default()),
             tasks: Mutex::new(HashMap::new()),
             generations: AtomicU64::new(1),
+            files: watch::FileWatcher::default(),
         }
     }
 
@@ -324,6 +330,7 @@ impl Worker {
             worker: self.config.clone(),
             metrics,
             problem: std::sync::Mutex::new(None),
+            files: self.files.clone(),
         };
         self.store.metrics().task_started(true);
         pool::submit(pool::Job::new(runtime, plugin.clone(), done_tx));

@@ -47,6 +47,15 @@ impl SourceTaskContext for Context<'_> {
     fn warn(&self, problem: Option<String>) {
         self.rt.set_problem(problem);
     }
+
+    fn watch_file(&self, path: &std::path::Path) -> Option<Box<dyn std::any::Any + Send>> {
+        let control = self.rt.control.clone();
+        let watch = self
+            .rt
+            .files
+            .watch(path, std::sync::Arc::new(move || control.wake()))?;
+        Some(Box::new(watch))
+    }
 }
 
 /// A source task's loop and what it keeps between runs on the pool (see [`super::pool`]).

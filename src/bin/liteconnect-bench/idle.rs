@@ -28,7 +28,20 @@ struct IdleRun {
     threads: f64,
 }
 
+/// Which connectors sit idle.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Kafka's MockSourceConnector and MockSinkConnector.
+    Mock,
+    /// FileStreamSource on empty files and FileStreamSink writing to files, on a silent topic.
+    Files,
+}
+
 async fn idle_run(s: &Settings) -> Res<IdleRun> {
+    idle_run_of(s, Kind::Mock).await
+}
+
+async fn idle_run_of(s: &Settings, kind: Kind) -> Res<IdleRun> {
     let dir = TempDir::new(s, "idle")?;
     let w = Worker::spawn(s, dir.path(), &dir.path().join("liteconnect.db"), &[]).await?;
     w.wait_healthy().await?;
@@ -45,9 +58,24 @@ async fn idle_run(s: &Settings) -> Res<IdleRun> {
     }
     let sources = s.stored / 2;
     let sinks = s.stored - sources;
-    w.create_idle_connectors(sources).await?;
+    match kind {
+        Kind::Mock => w.create_idle_connectors(sources).await?,
+        Kind::Files => {
+            for i in 0..sources {
+                let file = dir.path().join(format!("in-{i:04}.txt"));
+                std::fs::write(&file, "")?;
+                let config = json!({"connector.class": "FileStreamSource", "tasks.max": "1",
+                    "file": file.display().to_string(), "topic": format!("files-{i:04}")});
+                w.create(&format!("c{i:04}"), config).await?;
+            }
+        }
+    }
     for i in 0..sinks {
-        let config = json!({"connector.class": MOCK_SINK, "tasks.max": "1", "topics": TOPIC});
+        let config = match kind {
+            Kind::Mock => json!({"connector.class": MOCK_SINK, "tasks.max": "1", "topics": TOPIC}),
+            Kind::Files => json!({"connector.class": "FileStreamSink", "tasks.max": "1",
+                "topics": TOPIC, "file": dir.path().join(format!("out-{i:04}.txt")).display().to_string()}),
+        };
         w.create(&format!("k{i:04}"), config).await?;
     }
     w.wait_all_running(s.stored).await?;
@@ -113,5 +141,56 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
         "threads",
         median(runs.iter().map(|r| r.threads).collect()),
     ));
+    Ok(())
+}
+
+/// The idle scenario with FileStream connectors, beside the same number of mock connectors in the same
+/// run (the baseline: connectors that never look at anything).
+pub(crate) async fn files_scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
+    let s = ctx.settings.clone();
+    let describe = |r: &IdleRun| {
+        (
+            format!(
+                "{:.2} % of a core, {:.1} MiB, {} threads",
+                r.cpu_pct, r.rss_mib, r.threads
+            ),
+            0,
+        )
+    };
+    let files = measured_runs(
+        &s,
+        "idle-files",
+        "runs",
+        || idle_run_of(&s, Kind::Files),
+        describe,
+    )
+    .await?;
+    let mock = measured_runs(
+        &s,
+        "idle-files",
+        "mock runs",
+        || idle_run_of(&s, Kind::Mock),
+        describe,
+    )
+    .await?;
+    let n = s.stored;
+    let secs = idle_window(&s).as_secs();
+    let cpu = |runs: &[IdleRun]| median(runs.iter().map(|r| r.cpu_pct).collect());
+    let rss = |runs: &[IdleRun]| median(runs.iter().map(|r| r.rss_mib).collect());
+    rows.push(
+        Row::new(
+            "idle-files",
+            format!("CPU of {n} idle FileStream connectors (sources on empty files, sinks on a silent topic) over {secs} s"),
+            "% core",
+            cpu(&files),
+        )
+        .baseline(format!("{n} idle mock connectors"), cpu(&mock))
+        .target(Target::Below(1.0)),
+    );
+    rows.push(
+        Row::new("idle-files", "  RSS with them running", "MiB", rss(&files))
+            .baseline(format!("{n} idle mock connectors"), rss(&mock))
+            .target(Target::AtMost(40.0)),
+    );
     Ok(())
 }

@@ -87,6 +87,8 @@ enum Scenario {
     Control,
     /// CPU and RSS of 1,000 idle connectors over 30 s.
     Idle,
+    /// The same with FileStream connectors: sources on empty files, sinks on silent topics.
+    IdleFiles,
 }
 
 impl Scenario {
@@ -116,6 +118,7 @@ impl Scenario {
             Scenario::LongRun => long_run::scenario(ctx, rows).await,
             Scenario::Control => control::scenario(ctx, rows).await,
             Scenario::Idle => idle::scenario(ctx, rows).await,
+            Scenario::IdleFiles => idle::files_scenario(ctx, rows).await,
         }
     }
 }

@@ -1,0 +1,237 @@
+//! File-system events for file sources: one watcher per worker (inotify on Linux, through `notify`) on the
+//! directories of the files being read, so an idle source sleeps until its file changes instead of
+//! polling it. Each watched file has a wake callback; an event naming the file (or its directory, when
+//! the event names no path) calls it.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use notify::{RecursiveMode, Watcher};
+
+/// Called when a watched file may have changed.
+pub(crate) type Wake = Arc<dyn Fn() + Send + Sync>;
+
+/// What is watched: per directory, the files and who to wake for each.
+#[derive(Default)]
+struct Watched {
+    /// Directory → (file → wake callbacks by id).
+    dirs: HashMap<PathBuf, HashMap<PathBuf, Vec<(u64, Wake)>>>,
+    next_id: u64,
+}
+
+struct Shared {
+    watched: Mutex<Watched>,
+    /// Created on the first watch; `None` when the platform has no watcher (sources poll then).
+    watcher: Mutex<Option<notify::RecommendedWatcher>>,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+/// The worker's file watcher.
+#[derive(Clone)]
+pub(crate) struct FileWatcher {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FileWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileWatcher").finish_non_exhaustive()
+    }
+}
+
+/// Keeps a file watched; dropping it stops the watch.
+pub struct FileWatch {
+    shared: Weak<Shared>,
+    dir: PathBuf,
+    file: PathBuf,
+    id: u64,
+}
+
+impl std::fmt::Debug for FileWatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileWatch")
+            .field("file", &self.file)
+            .finish()
+    }
+}
+
+impl Default for FileWatcher {
+    fn default() -> Self {
+        FileWatcher {
+            shared: Arc::new(Shared {
+                watched: Mutex::new(Watched::default()),
+                watcher: Mutex::new(None),
+                failed: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+fn deliver(shared: &Weak<Shared>, event: notify::Result<notify::Event>) {
+    let (Some(shared), Ok(event)) = (shared.upgrade(), event) else {
+        return;
+    };
+    let watched = shared.watched.lock().unwrap_or_else(|p| p.into_inner());
+    let mut woken: Vec<Wake> = Vec::new();
+    for path in &event.paths {
+        let dir = path.parent().unwrap_or(Path::new(""));
+        if let Some(files) = watched.dirs.get(dir) {
+            if let Some(wakes) = files.get(path) {
+                woken.extend(wakes.iter().map(|(_, w)| w.clone()));
+            }
+        }
+        // An event on a watched directory itself (e.g. it was moved) wakes all its files.
+        if let Some(files) = watched.dirs.get(path.as_path()) {
+            woken.extend(files.values().flatten().map(|(_, w)| w.clone()));
+        }
+    }
+    drop(watched);
+    for wake in woken {
+        wake();
+    }
+}
+
+impl FileWatcher {
+    /// Watches `file` (through its directory, so that a file created, replaced or deleted later is seen
+    /// too) and calls `wake` when it may have changed. `None` when no watch could be set up: the caller
+    /// polls then.
+    pub(crate) fn watch(&self, file: &Path, wake: Wake) -> Option<FileWatch> {
+        if self
+            .shared
+            .failed
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
+        let file = std::path::absolute(file).ok()?;
+        let dir = file.parent()?.to_path_buf();
+        let mut watched = self
+            .shared
+            .watched
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if !watched.dirs.contains_key(&dir) {
+            let mut watcher = self
+                .shared
+                .watcher
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if watcher.is_none() {
+                let weak = Arc::downgrade(&self.shared);
+                match notify::recommended_watcher(move |e| deliver(&weak, e)) {
+                    Ok(w) => *watcher = Some(w),
+                    Err(error) => {
+                        tracing::info!(%error, "No file-system events here; file sources poll their files.");
+                        self.shared
+                            .failed
+                            .store(true, std::sync::atomic::Ordering::Relaxed);
+                        return None;
+                    }
+                }
+            }
+            let w = watcher.as_mut()?;
+            if let Err(error) = w.watch(&dir, RecursiveMode::NonRecursive) {
+                tracing::debug!(dir = %dir.display(), %error, "Cannot watch the directory; the file source polls.");
+                return None;
+            }
+        }
+        watched.next_id += 1;
+        let id = watched.next_id;
+        watched
+            .dirs
+            .entry(dir.clone())
+            .or_default()
+            .entry(file.clone())
+            .or_default()
+            .push((id, wake));
+        Some(FileWatch {
+            shared: Arc::downgrade(&self.shared),
+            dir,
+            file,
+            id,
+        })
+    }
+}
+
+impl Drop for FileWatch {
+    fn drop(&mut self) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        let mut watched = shared.watched.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(files) = watched.dirs.get_mut(&self.dir) else {
+            return;
+        };
+        if let Some(wakes) = files.get_mut(&self.file) {
+            wakes.retain(|(id, _)| *id != self.id);
+            if wakes.is_empty() {
+                files.remove(&self.file);
+            }
+        }
+        if files.is_empty() {
+            watched.dirs.remove(&self.dir);
+            drop(watched);
+            let mut watcher = shared.watcher.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(w) = watcher.as_mut() {
+                let _ = w.unwatch(&self.dir);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    fn wait_for(what: &str, check: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !check() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_write_wakes_the_watcher_of_that_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+        std::fs::write(&a, "").unwrap();
+        let watcher = FileWatcher::default();
+        let (woken_a, woken_b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let wa = woken_a.clone();
+        let wb = woken_b.clone();
+        let watch_a = watcher
+            .watch(
+                &a,
+                Arc::new(move || {
+                    wa.fetch_add(1, Ordering::SeqCst);
+                }),
+            )
+            .expect("inotify on Linux");
+        let _watch_b = watcher
+            .watch(
+                &b,
+                Arc::new(move || {
+                    wb.fetch_add(1, Ordering::SeqCst);
+                }),
+            )
+            .expect("inotify on Linux");
+        std::fs::write(&a, "line\n").unwrap();
+        wait_for("a's wake", || woken_a.load(Ordering::SeqCst) > 0);
+        // b does not exist yet: its creation wakes it.
+        std::fs::write(&b, "x\n").unwrap();
+        wait_for("b's wake", || woken_b.load(Ordering::SeqCst) > 0);
+        // Once a's watch is dropped, writes to a wake nobody.
+        drop(watch_a);
+        let before = woken_a.load(Ordering::SeqCst);
+        std::fs::write(&a, "more\n").unwrap();
+        std::fs::write(&b, "y\n").unwrap();
+        let seen_b = woken_b.load(Ordering::SeqCst);
+        wait_for("b's second wake", || {
+            woken_b.load(Ordering::SeqCst) > seen_b
+        });
+        assert_eq!(woken_a.load(Ordering::SeqCst), before);
+    }
+}
