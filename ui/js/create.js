@@ -20,8 +20,10 @@ function input(def, recommended) {
     return h('select', common, h('option', { value: '' }, `(default: ${dflt})`), choices.map((v) => h('option', { value: v }, v)));
   }
   const dflt = def.default_value;
+  // A password's default is never shown by the API ("[hidden]", also for an empty one): no placeholder.
+  const shown = def.type !== 'PASSWORD' && dflt !== null && dflt !== undefined && dflt !== '';
   return h('input', { ...common, type: def.type === 'PASSWORD' ? 'password' : 'text', autocomplete: 'off',
-    placeholder: dflt === null || dflt === undefined || dflt === '' ? null : `default: ${dflt}` });
+    placeholder: shown ? `default: ${dflt}` : null });
 }
 
 function field(def, recommended) {
@@ -46,9 +48,11 @@ function buildFields(form, own, validated) {
     const target = important ? groups : extra;
     const g = def.group || 'Connector';
     if (!target.has(g)) target.set(g, []);
-    target.get(g).push(field(def, c.value.recommended_values || []));
+    target.get(g).push({ required: !!def.required, el: field(def, c.value.recommended_values || []) });
   }
-  const sets = (m) => [...m].map(([g, fields]) => h('fieldset', {}, h('legend', {}, g), fields));
+  // Required keys first in each group, the others in the definition's order.
+  const ordered = (fields) => [...fields.filter((f) => f.required), ...fields.filter((f) => !f.required)].map((f) => f.el);
+  const sets = (m) => [...m].map(([g, fields]) => h('fieldset', {}, h('legend', {}, g), ordered(fields)));
   fill(form, sets(groups), extra.size ? h('details', {}, h('summary', {}, 'More settings'), sets(extra)) : null);
 }
 
@@ -94,9 +98,17 @@ async function createWith(body) {
   }
 }
 
+/** A plugin as the list shows it: its simple name, and its package too where two simple names collide. */
+export function pluginLabel(p, plugins) {
+  const simple = p.class.split('.').pop();
+  const twins = plugins.filter((o) => o.class.split('.').pop() === simple).length;
+  const pkg = p.class.slice(0, Math.max(0, p.class.length - simple.length - 1));
+  return twins > 1 ? `${simple} (${p.type}, ${p.version}, ${pkg})` : `${simple} (${p.type}, ${p.version})`;
+}
+
 function formMode(plugins) {
   const select = h('select', { id: 'plugin', name: 'plugin-class' }, h('option', { value: '' }, 'Choose a plugin…'),
-    plugins.map((p) => h('option', { value: p.class }, `${p.class.split('.').pop()} (${p.type}, ${p.version})`)));
+    plugins.map((p) => h('option', { value: p.class, title: p.class }, pluginLabel(p, plugins))));
   const form = h('div', { id: 'fields' });
   const stateBox = h('fieldset', { id: 'initial-state' }, h('legend', {}, 'Initial state (KIP-980)'),
     STATES.map((s) => h('label', { class: 'inline' }, h('input', { type: 'radio', name: 'initial_state', value: s, checked: s === 'RUNNING' }), ` ${s} `)));

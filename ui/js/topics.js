@@ -42,7 +42,7 @@ async function list(main) {
       const [first, last] = [history[0], history[history.length - 1]];
       const rate = first && last[0] > first[0] ? Math.max(0, (last[1] - first[1]) / ((last[0] - first[0]) / 1000)) : null;
       return h('tr', { 'data-topic': t },
-        td('Topic', h('a', { href: `#/topics/${seg(t)}` }, t)),
+        td('Topic', h('a', { href: `#/topics/${seg(t)}`, class: 'name', title: t }, t)),
         td('Partitions', s ? s.partitions.size : '–', 'num'),
         td('Records', s ? fmtNumber(s.records) : '–', 'num'),
         td('Bytes', s ? fmtBytes(s.bytes) : '–', 'num'),

@@ -522,3 +522,112 @@ async fn worker_page(w: &TestWorker, b: &Browser) {
     let level: Json = w.get("/admin/loggers/org.example.console").await.1;
     assert_eq!(level["level"], "WARN", "{level}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_names_twin_plugins_and_the_generated_form_read_well() {
+    let f = Fixture::start().await;
+    // A topic with the longest name Kafka allows.
+    let long = format!("t{}", "x".repeat(248));
+    let produced = reqwest::Client::new()
+        .post(format!("{}/topics/{long}", f.w.url))
+        .header("Content-Type", "application/vnd.kafka.json.v2+json")
+        .body(r#"{"records": [{"value": "one"}]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert!(produced.status().is_success(), "{produced:?}");
+    // A failed task, whose trace sits under its state badge.
+    let broken = f.dir.path().join("plain-file");
+    std::fs::write(&broken, "not a directory").unwrap();
+    f.w.create(file_source("broken", &broken.join("in.txt"), "nowhere"))
+        .await;
+    f.w.wait_for_failed_task("broken").await;
+    let mut b = Browser::start(&f.w.url, 1280, 800).await;
+    for (width, height) in [(1280, 800), (390, 844)] {
+        b.resize(width, height).await;
+        b.open("#/topics").await;
+        let link = format!("tr[data-topic='{long}'] a.name");
+        b.find(&link).await;
+        let title = b
+            .eval(&format!(
+                "return document.querySelector(\"{link}\").getAttribute('title')"
+            ))
+            .await;
+        assert_eq!(title, json!(long), "the full name on hover");
+        b.assert_clean(&format!(
+            "the topics with a 249-character name at {width} px"
+        ))
+        .await;
+        b.open("#/connectors").await;
+        b.find("tr[data-connector='broken'] .firstline").await;
+        let apart = b
+            .eval(
+                "const row = document.querySelector(\"tr[data-connector='broken']\");
+                 const a = row.querySelector('.state').getBoundingClientRect();
+                 const t = row.querySelector('.trace-box').getBoundingClientRect();
+                 return a.bottom <= t.top || t.bottom <= a.top || a.right <= t.left || t.right <= a.left;",
+            )
+            .await;
+        assert_eq!(
+            apart,
+            json!(true),
+            "the trace overlaps the state badge at {width} px"
+        );
+        b.assert_clean(&format!("the connectors at {width} px"))
+            .await;
+    }
+    b.resize(1280, 800).await;
+    // Two HTTP sinks share a simple name: the list tells them apart by package.
+    b.open("#/new").await;
+    b.find("#plugin").await;
+    let labels = b
+        .eval(
+            "return [...document.querySelectorAll('#plugin option')].map((o) => o.textContent)
+               .filter((t) => t.startsWith('HttpSinkConnector'))",
+        )
+        .await;
+    let labels: Vec<&str> = labels
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Json::as_str)
+        .collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(labels.iter().any(|l| l.contains("io.aiven")), "{labels:?}");
+    assert!(
+        labels.iter().any(|l| l.contains("io.confluent")),
+        "{labels:?}"
+    );
+    // The generated form: required keys first in each group; a password key shows no default.
+    b.choose("#plugin", "io.aiven.kafka.connect.http.HttpSinkConnector")
+        .await;
+    b.find("input[name='http.url']").await;
+    let order = b
+        .eval(
+            "return [...document.querySelectorAll('#fields fieldset')].map((fs) =>
+               [...fs.querySelectorAll('.field')].map((f) => !!f.querySelector('.req')))",
+        )
+        .await;
+    for group in order.as_array().unwrap() {
+        let flags: Vec<bool> = group
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_bool().unwrap())
+            .collect();
+        let first_optional = flags.iter().position(|r| !r).unwrap_or(flags.len());
+        assert!(
+            flags[first_optional..].iter().all(|r| !r),
+            "a required key after an optional one: {order}"
+        );
+    }
+    let hidden = b
+        .eval(
+            "return [...document.querySelectorAll(\"input[type='password']\")]
+               .filter((i) => (i.placeholder || '').includes('[hidden]')).length",
+        )
+        .await;
+    assert_eq!(hidden, json!(0));
+    b.assert_clean("the generated form").await;
+    b.close().await;
+}
