@@ -497,7 +497,7 @@ impl Counting {
     }
 
     /// What the sink published, in order: the broker's redeliveries of a message already received left out.
-    fn from_sink(&self) -> Vec<String> {
+    fn sink_payloads(&self) -> Vec<String> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
         for (payload, dup) in self.got.lock().unwrap().iter() {
@@ -545,7 +545,7 @@ async fn sink_after_a_10_s_broker_outage_repeats_at_most_the_messages_in_flight(
     tokio::task::block_in_place(|| broker.restart());
     let wanted: BTreeSet<&String> = expected.iter().collect();
     let got = wait_for("every message after the outage", DEADLINE * 3, || async {
-        let got = sub.from_sink();
+        let got = sub.sink_payloads();
         let unique: BTreeSet<&String> = got.iter().collect();
         (unique.len() >= wanted.len()).then_some(got)
     })
