@@ -19,6 +19,7 @@ use serde_json::Value as Json;
 
 use crate::config::def::ConfigDef;
 use crate::record::{SinkRecord, SourceRecord};
+use crate::storage::TopicPartition;
 
 /// Whether a connector produces records into Kafka or consumes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -155,6 +156,63 @@ pub trait ErrantRecordReporter {
     fn report(&mut self, record: &SinkRecord, message: &str) -> Result<(), TaskError>;
 }
 
+/// What a sink task may tell the runtime while `put` runs (Kafka's `SinkTaskContext` with its errant
+/// record reporter): records that failed, and how far records are delivered.
+pub trait SinkTaskContext {
+    /// Where records that failed for a reason of their own go.
+    fn reporter(&mut self) -> &mut dyn ErrantRecordReporter;
+    /// The log partition the records of this `put` were read from (their topic as stored, before any
+    /// transform renamed it).
+    fn partition(&self) -> &TopicPartition;
+    /// Says that every record of `partition` below `next_offset` that `put` was given (in this call or an
+    /// earlier one) is delivered or handled, as the offsets Kafka's `SinkTask.preCommit` returns: the
+    /// runtime commits `next_offset` at once, before it returns, so a crash or a rewind after a failed
+    /// `flush` repeats none of them. Sinks that deliver while `put` runs call it after each acknowledged
+    /// request or run of messages. Offsets only move forward: a lower one is ignored, and so is a partition
+    /// no longer assigned. `Err` (the offsets could not be stored): return it from `put`.
+    fn delivered(&mut self, partition: &TopicPartition, next_offset: i64) -> Result<(), TaskError>;
+}
+
+/// A [`SinkTaskContext`] around a reporter alone, for a `put` outside the runtime: it commits nothing.
+pub struct ReporterContext<'a> {
+    /// The reporter.
+    pub reporter: &'a mut dyn ErrantRecordReporter,
+    /// The partition `put`'s records come from.
+    pub partition: TopicPartition,
+}
+
+impl<'a> ReporterContext<'a> {
+    /// A context for `records` (their partition is the first one's topic and partition).
+    pub fn new(reporter: &'a mut dyn ErrantRecordReporter, records: &[SinkRecord]) -> Self {
+        let partition = records
+            .first()
+            .map(|r| TopicPartition {
+                topic: r.record.topic.clone(),
+                partition: r.record.kafka_partition.unwrap_or(0),
+            })
+            .unwrap_or(TopicPartition {
+                topic: String::new(),
+                partition: 0,
+            });
+        ReporterContext {
+            reporter,
+            partition,
+        }
+    }
+}
+
+impl SinkTaskContext for ReporterContext<'_> {
+    fn reporter(&mut self) -> &mut dyn ErrantRecordReporter {
+        &mut *self.reporter
+    }
+    fn partition(&self) -> &TopicPartition {
+        &self.partition
+    }
+    fn delivered(&mut self, _: &TopicPartition, _: i64) -> Result<(), TaskError> {
+        Ok(())
+    }
+}
+
 /// A running sink task.
 pub trait SinkTask: Send {
     /// Starts with the task config.
@@ -170,6 +228,16 @@ pub trait SinkTask: Send {
     ) -> Result<(), TaskError> {
         let _ = reporter;
         self.put(records)
+    }
+    /// `put` with the whole [`SinkTaskContext`]: sinks that know, while `put` runs, which records are
+    /// delivered say so through it, so their offsets are committed before the next `flush` (the runtime
+    /// calls this one; the default calls `put_reporting`).
+    fn put_in_context(
+        &mut self,
+        records: &[SinkRecord],
+        context: &mut dyn SinkTaskContext,
+    ) -> Result<(), TaskError> {
+        self.put_reporting(records, context.reporter())
     }
     /// Makes everything `put` so far durable; offsets are committed only after it returns Ok.
     fn flush(&mut self) -> Result<(), TaskError>;

@@ -1,5 +1,6 @@
 //! The sink task loop: read from the committed sink offsets, convert, put, and commit offsets only after a
-//! successful flush (at-least-once). The loop sleeps on the task's condition variable and wakes when
+//! successful flush (at-least-once), or sooner for records a task says are delivered while `put` runs
+//! ([`SinkTaskContext::delivered`]). The loop sleeps on the task's condition variable and wakes when
 //! records are appended, when it is paused or stopped, or when the commit interval ends.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -11,7 +12,7 @@ use regex::Regex;
 use super::convert::{StageError, TaskStage};
 use super::pool::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
-use crate::connectors::{ErrantRecordReporter, SinkTask, TaskError};
+use crate::connectors::{ErrantRecordReporter, SinkTask, SinkTaskContext, TaskError};
 use crate::model::State;
 use crate::record::SinkRecord;
 use crate::storage::{LogRecord, TopicPartition};
@@ -92,6 +93,7 @@ impl LoopState {
             interval: Duration::from_millis(rt.worker.offset_flush_interval_ms),
             positions: Positions {
                 next: BTreeMap::new(),
+                committed: BTreeMap::new(),
                 dirty: false,
                 noted: false,
                 tracked: BTreeSet::new(),
@@ -148,6 +150,8 @@ impl SinkLoop {
 struct Positions {
     /// Next offset to read per assigned partition.
     next: BTreeMap<TopicPartition, i64>,
+    /// The last offset committed per assigned partition (by this loop or through `delivered`).
+    committed: BTreeMap<TopicPartition, i64>,
     /// What has been put but not yet committed.
     dirty: bool,
     /// The status shows a retriable failure (cleared by the next successful commit).
@@ -191,7 +195,10 @@ fn assign(
         .collect();
     for tp in new {
         let start = match committed.get(&tp) {
-            Some(o) => *o,
+            Some(o) => {
+                positions.committed.insert(tp.clone(), *o);
+                *o
+            }
             None => rt
                 .store
                 .log_start_blocking(tp.clone())
@@ -225,6 +232,7 @@ fn commit(
             rt.report_retrying("SinkTask.flush", message);
             positions.noted = true;
             positions.next.clear();
+            positions.committed.clear();
             m.sink_unassigned();
             m.active.store(0, Ordering::Relaxed);
             positions.dirty = false;
@@ -242,6 +250,7 @@ fn commit(
         .commit_sink_offsets_blocking(&rt.connector, offsets)
         .map_err(|e| StageError::fatal(TaskStage::CommitSinkOffsets, e))?;
     positions.dirty = false;
+    positions.committed = positions.next.clone();
     m.offset_commit_ms
         .record(started.elapsed().as_secs_f64() * 1000.0);
     m.commit_completions.add(1);
@@ -333,8 +342,7 @@ fn put_loop(
                     .map_err(storage_error)?;
             }
             delivered += batch.len();
-            if !records.is_empty()
-                && !put_with_retries(rt, task, records, &batch, &mut positions.noted)?
+            if !records.is_empty() && !put_with_retries(rt, task, records, &batch, &tp, positions)?
             {
                 break; // stopping: this batch was not delivered, so its offsets are not advanced
             }
@@ -376,19 +384,26 @@ fn put_with_retries(
     task: &mut dyn SinkTask,
     records: Vec<SinkRecord>,
     raw: &[LogRecord],
-    noted: &mut bool,
+    partition: &TopicPartition,
+    positions: &mut Positions,
 ) -> Result<bool, StageError> {
     let mut backoff = Duration::from_millis(100);
     loop {
-        let mut reporter = Reporter {
-            rt,
-            raw,
+        let mut context = Context {
+            reporter: Reporter {
+                rt,
+                raw,
+                failed: None,
+            },
+            partition,
+            positions: &mut *positions,
             failed: None,
         };
         let started = Instant::now();
-        let outcome = task.put_reporting(&records, &mut reporter);
-        if let Some(e) = reporter.failed {
-            // The tolerance was exceeded: the trace is the error handler's, whatever the task returned.
+        let outcome = task.put_in_context(&records, &mut context);
+        if let Some(e) = context.reporter.failed.or(context.failed) {
+            // The tolerance was exceeded, or delivered offsets could not be stored: the trace is the
+            // runtime's, whatever the task returned.
             return Err(e);
         }
         match outcome {
@@ -403,7 +418,7 @@ fn put_with_retries(
             Err(TaskError::Retriable(message)) => {
                 tracing::warn!(connector = %rt.connector, task = rt.task, %message, "Retriable error in put; redelivering.");
                 rt.report_retrying("SinkTask.put", message);
-                *noted = true;
+                positions.noted = true;
                 if !rt.control.wait(backoff) && rt.control.mode() != Mode::Run {
                     return Ok(false);
                 }
@@ -411,6 +426,63 @@ fn put_with_retries(
             }
             Err(e) => return Err(StageError::new(TaskStage::Put, e)),
         }
+    }
+}
+
+/// The runtime's [`SinkTaskContext`] for one `put`: the reporter, and offsets committed as the task says
+/// records are delivered.
+struct Context<'a> {
+    reporter: Reporter<'a>,
+    partition: &'a TopicPartition,
+    positions: &'a mut Positions,
+    failed: Option<StageError>,
+}
+
+impl SinkTaskContext for Context<'_> {
+    fn reporter(&mut self) -> &mut dyn ErrantRecordReporter {
+        &mut self.reporter
+    }
+
+    fn partition(&self) -> &TopicPartition {
+        self.partition
+    }
+
+    fn delivered(&mut self, partition: &TopicPartition, next_offset: i64) -> Result<(), TaskError> {
+        if let Some(e) = &self.failed {
+            return Err(e.error.clone());
+        }
+        let positions = &mut *self.positions;
+        let Some(next) = positions.next.get_mut(partition) else {
+            return Ok(()); // no longer assigned (rewound or revoked)
+        };
+        if positions
+            .committed
+            .get(partition)
+            .is_some_and(|c| *c >= next_offset)
+        {
+            return Ok(());
+        }
+        let rt = self.reporter.rt;
+        let offsets = vec![(
+            partition.topic.clone(),
+            partition.partition,
+            Some(next_offset),
+        )];
+        if let Err(e) = rt
+            .store
+            .commit_sink_offsets_blocking(&rt.connector, offsets)
+        {
+            let e = StageError::fatal(TaskStage::CommitSinkOffsets, e);
+            let error = e.error.clone();
+            self.failed = Some(e);
+            return Err(error);
+        }
+        // The records below it are done: a later read, or a rewind, starts there.
+        if *next < next_offset {
+            *next = next_offset;
+        }
+        positions.committed.insert(partition.clone(), next_offset);
+        Ok(())
     }
 }
 

@@ -912,3 +912,51 @@ async fn confluent_refused_batch_sends_all_its_records_to_the_dlq() {
     expected.sort();
     assert_eq!(all, expected, "each record delivered or in the DLQ, once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_binary_killed_mid_stream_repeats_at_most_the_request_in_flight() {
+    const BATCH: usize = 50;
+    let e = Endpoint::start().await;
+    let dir = tempdir();
+    let expected = numbered("c", 30_000);
+    let bin = start_binary(dir.path(), &[]);
+    let api = bin.healthy_api().await;
+    // The records are all in the log before the sink starts, so only the sink can repeat one.
+    fill_topic(&api, dir.path(), "t", &expected).await;
+    create_through(
+        &api,
+        sink(
+            "c",
+            AIVEN,
+            json!({"http.url": e.url("/c"), "http.authorization.type": "none",
+        "batching.enabled": "true", "batch.max.size": BATCH.to_string()}),
+        ),
+    )
+    .await;
+    let split = split_batch("", "\n", "\n");
+    wait_for("100 batches delivered", DEADLINE, || async {
+        (e.delivered().len() >= 100).then_some(())
+    })
+    .await;
+    bin.kill();
+    let at_kill = e.delivered().len();
+    assert!(
+        at_kill < expected.len() / BATCH,
+        "killed before the last batch ({at_kill} batches)"
+    );
+    let bin = start_binary(dir.path(), &[]);
+    bin.healthy_api().await;
+    let got = wait_delivered(&e, &split, &expected).await;
+    let distinct: std::collections::BTreeSet<&String> = got.iter().collect();
+    let losses = expected.iter().filter(|r| !distinct.contains(r)).count();
+    let repeats = assert_delivered_in_order(&got, &expected);
+    eprintln!(
+        "HTTP sink, kill -9 after {at_kill} requests: {repeats} records sent twice, {losses} lost"
+    );
+    assert_eq!(losses, 0);
+    assert!(
+        repeats <= BATCH,
+        "{repeats} records sent twice: more than the request in flight ({BATCH})"
+    );
+    bin.terminate();
+}

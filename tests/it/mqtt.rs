@@ -1,13 +1,16 @@
 //! The MQTT source and sink against a real mosquitto started by the test (see `common::mosquitto`).
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use base64::Engine;
 use rumqttc::QoS;
 use serde_json::{json, Value as Json};
 
 use crate::common::certs::Ca;
-use crate::common::mosquitto::{write_file, Mosquitto, Options};
+use crate::common::mosquitto::{write_file, Mosquitto, Options, Subscriber};
 use crate::common::*;
 
 fn source(name: &str, uri: &str, topics: &str, qos: u8, kafka_topic: &str) -> Json {
@@ -399,4 +402,168 @@ async fn validation_names_the_key_at_fault() {
         "{e:?}"
     );
     assert!(e.contains_key("mqtt.version"), "{e:?}");
+}
+
+/// The MQTT sink `name` of the real binary, from topic `lines` to MQTT topic `target`.
+fn lines_sink(name: &str, broker: &Mosquitto, target: &str, qos: u8) -> Json {
+    json!({"name": name, "config": {
+        "connector.class": "MqttSink", "tasks.max": "1", "topics": "lines",
+        "mqtt.server.uri": broker.uri(), "mqtt.topics": target, "mqtt.qos": qos.to_string()}})
+}
+
+/// The sink's bound on what a crash or an outage repeats: the messages in flight.
+const IN_FLIGHT: usize = 100;
+
+/// Waits until every expected payload arrived, then counts (duplicates, losses).
+fn duplicates_and_losses(sub: &mut Subscriber, expected: &[String]) -> (usize, usize) {
+    sub.wait_for_all(expected);
+    let got = sub.payloads();
+    let unique: BTreeSet<&String> = got.iter().collect();
+    let wanted: BTreeSet<&String> = expected.iter().collect();
+    (got.len() - unique.len(), wanted.difference(&unique).count())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sink_after_kill_9_repeats_at_most_the_messages_in_flight() {
+    let broker = Mosquitto::start();
+    let mut sub = tokio::task::block_in_place(|| broker.subscribe("crash", QoS::AtLeastOnce));
+    let dir = tempdir();
+    let expected = numbered("m", 0..30_000);
+    let mut bin = Killed(Some(start_binary(dir.path(), &[])));
+    let api = bin.0.as_ref().unwrap().healthy_api().await;
+    fill_topic(&api, dir.path(), "lines", &expected).await;
+    create_through(&api, lines_sink("crash", &broker, "crash", 1)).await;
+    tokio::task::block_in_place(|| sub.wait_for(5_000));
+    bin.0.take().unwrap().kill();
+    let at_kill = sub.got.len();
+    assert!(at_kill < expected.len(), "killed mid-stream ({at_kill})");
+    let _bin = Killed(Some(start_binary(dir.path(), &[])));
+    let (duplicates, losses) =
+        tokio::task::block_in_place(|| duplicates_and_losses(&mut sub, &expected));
+    eprintln!(
+        "MQTT sink, kill -9 after {at_kill} messages: {duplicates} duplicates, {losses} lost"
+    );
+    assert_eq!(losses, 0);
+    assert!(
+        duplicates <= IN_FLIGHT,
+        "{duplicates} duplicates: more than the {IN_FLIGHT} in flight"
+    );
+}
+
+/// A persistent QoS 1 subscription of its own that keeps each message's payload and DUP flag: across a
+/// broker restart the broker sends it again what it had not acknowledged (DUP set), which is not the
+/// sink's doing, while what the sink publishes again comes as a new message (DUP clear).
+struct Counting {
+    got: Arc<Mutex<Vec<(String, bool)>>>,
+    stop: Arc<AtomicBool>,
+    client: rumqttc::Client,
+}
+
+impl Counting {
+    fn start(broker: &Mosquitto, id: &str, filter: &str) -> Counting {
+        let mut o = rumqttc::MqttOptions::new(id, "127.0.0.1", broker.port);
+        o.set_clean_session(false);
+        let (client, mut connection) = rumqttc::Client::new(o, 1000);
+        client.subscribe(filter, QoS::AtLeastOnce).unwrap();
+        let (got, stop) = (
+            Arc::new(Mutex::new(Vec::new())),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (into, stopped) = (got.clone(), stop.clone());
+        let (ready, subscribed) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for event in connection.iter() {
+                match event {
+                    Ok(rumqttc::Event::Incoming(rumqttc::Packet::SubAck(_))) => {
+                        let _ = ready.send(());
+                    }
+                    Ok(rumqttc::Event::Incoming(rumqttc::Packet::Publish(p))) => {
+                        let payload = String::from_utf8_lossy(&p.payload).into_owned();
+                        into.lock().unwrap().push((payload, p.dup));
+                    }
+                    Ok(_) => {}
+                    Err(_) if stopped.load(Ordering::SeqCst) => return,
+                    // Reconnected by the next turn; the pause spares a stopped broker.
+                    Err(_) => std::thread::sleep(Duration::from_millis(100)),
+                }
+            }
+        });
+        subscribed.recv_timeout(DEADLINE).expect("subscribed");
+        Counting { got, stop, client }
+    }
+
+    fn len(&self) -> usize {
+        self.got.lock().unwrap().len()
+    }
+
+    /// What the sink published, in order: the broker's redeliveries of a message already received left out.
+    fn sink_payloads(&self) -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for (payload, dup) in self.got.lock().unwrap().iter() {
+            if seen.insert(payload.clone()) || !dup {
+                out.push(payload.clone());
+            }
+        }
+        out
+    }
+}
+
+impl Drop for Counting {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = self.client.disconnect();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sink_after_a_10_s_broker_outage_repeats_at_most_the_messages_in_flight() {
+    let mut broker = Mosquitto::start();
+    let sub = Counting::start(&broker, "outage-count", "gone");
+    let dir = tempdir();
+    let expected = numbered("m", 0..30_000);
+    let bin = Killed(Some(start_binary(dir.path(), &[])));
+    let api = bin.0.as_ref().unwrap().healthy_api().await;
+    fill_topic(&api, dir.path(), "lines", &expected).await;
+    create_through(&api, lines_sink("gone", &broker, "gone", 1)).await;
+    wait_until("5,000 messages", || async { sub.len() >= 5_000 }).await;
+    let outage = std::time::Instant::now();
+    tokio::task::block_in_place(|| broker.stop());
+    let at_stop = sub.len();
+    assert!(at_stop < expected.len(), "stopped mid-stream ({at_stop})");
+    // The task keeps running and says why nothing is delivered; the broker stays away ~10 s in all.
+    wait_until("the sink to report the outage", || async {
+        let (_, s) = api.get("/connectors/gone/status").await.expect("status");
+        s["tasks"][0]["state"] == "RUNNING"
+            && s["tasks"][0]["trace"]
+                .as_str()
+                .is_some_and(|t| t.contains("wait in the local log"))
+    })
+    .await;
+    // The outage itself: its length is the scenario, no condition to wait for.
+    tokio::time::sleep(Duration::from_secs(10).saturating_sub(outage.elapsed())).await;
+    tokio::task::block_in_place(|| broker.restart());
+    let wanted: BTreeSet<&String> = expected.iter().collect();
+    let got = wait_for("every message after the outage", DEADLINE * 3, || async {
+        let got = sub.sink_payloads();
+        let unique: BTreeSet<&String> = got.iter().collect();
+        (unique.len() >= wanted.len()).then_some(got)
+    })
+    .await;
+    let unique: BTreeSet<&String> = got.iter().collect();
+    let (duplicates, losses) = (got.len() - unique.len(), wanted.difference(&unique).count());
+    eprintln!(
+        "MQTT sink, broker down {:?} after {at_stop} messages: {duplicates} duplicates, {losses} lost",
+        outage.elapsed()
+    );
+    assert_eq!(losses, 0);
+    assert!(
+        unique.iter().all(|p| wanted.contains(p)),
+        "only the records"
+    );
+    assert!(
+        duplicates <= IN_FLIGHT,
+        "{duplicates} duplicates: more than the {IN_FLIGHT} in flight"
+    );
+    drop(bin);
 }

@@ -594,3 +594,28 @@ pub fn assert_delivered_in_order(got: &[String], expected: &[String]) -> usize {
     );
     got.len() - expected.len()
 }
+
+/// Stores `lines` as the records of `topic` through the worker behind `api` (a file source reading
+/// `dir/<topic>.in`, deleted once every line is in the log, so a restart stores none twice), and returns
+/// when the log holds them all.
+pub async fn fill_topic(api: &Client, dir: &Path, topic: &str, lines: &[String]) {
+    let input = dir.join(format!("{topic}.in"));
+    append_lines(&input, lines.iter().cloned());
+    let name = format!("{topic}-filler");
+    create_through(api, file_source(&name, &input, topic)).await;
+    let path = format!("/topics/{topic}/partitions/0/offsets");
+    wait_for(
+        &format!("{} records in {topic}", lines.len()),
+        DEADLINE * 3,
+        || async {
+            let (status, o) = api.get(&path).await.ok()?;
+            (status == 200 && o["end_offset"] == serde_json::json!(lines.len())).then_some(())
+        },
+    )
+    .await;
+    let (status, answer) = api
+        .delete(&format!("/connectors/{name}"))
+        .await
+        .expect("request");
+    assert!(status < 300, "deleting {name}: {answer}");
+}

@@ -5,15 +5,20 @@
 //! endpoint cannot take them now: a 5xx, a 429 or a connection error that outlasts the in-put retries is a
 //! retriable error, so the worker keeps the records in the local log and hands the same batch over again
 //! with backoff, and the task shows RUNNING with a trace until the endpoint is back. Records of that batch
-//! already delivered are not sent twice. Since everything is delivered inside `put`, `flush` has nothing
-//! left to do, and the worker commits offsets only past records that got their 2xx.
+//! already delivered are not sent twice. After each request that got its answer, the task tells the
+//! worker how far the batch is delivered ([`SinkTaskContext::delivered`]), which commits that offset at
+//! once: a crash repeats at most the request in flight. Since everything is delivered inside `put`,
+//! `flush` has nothing left to do, and the worker commits offsets only past records that got their 2xx
+//! (or were handled as refused).
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use super::client::{Client, Failure};
 use super::config::{BodyFormat, Flavor, OnError, OnNull, Settings};
-use crate::connectors::{ErrantRecordReporter, Props, SinkTask, TaskError};
+use crate::connectors::{
+    ErrantRecordReporter, Props, ReporterContext, SinkTask, SinkTaskContext, TaskError,
+};
 use crate::converters::json::{JsonConverter, JsonConverterConfig};
 use crate::converters::Converter;
 use crate::data::Value;
@@ -93,6 +98,14 @@ impl SinkTask for HttpSinkTask {
         records: &[SinkRecord],
         reporter: &mut dyn ErrantRecordReporter,
     ) -> Result<(), TaskError> {
+        self.put_in_context(records, &mut ReporterContext::new(reporter, records))
+    }
+
+    fn put_in_context(
+        &mut self,
+        records: &[SinkRecord],
+        context: &mut dyn SinkTaskContext,
+    ) -> Result<(), TaskError> {
         let run = self
             .running
             .as_mut()
@@ -102,7 +115,7 @@ impl SinkTask for HttpSinkTask {
                 return Err(TaskError::Retriable(why.clone()));
             }
         }
-        run.put(records, reporter)
+        run.put(records, context)
     }
 
     fn flush(&mut self) -> Result<(), TaskError> {
@@ -141,7 +154,7 @@ impl Running {
     fn put(
         &mut self,
         records: &[SinkRecord],
-        reporter: &mut dyn ErrantRecordReporter,
+        context: &mut dyn SinkTaskContext,
     ) -> Result<(), TaskError> {
         let mut handled = match (self.resume.take(), records.first()) {
             (Some(r), Some(first))
@@ -165,7 +178,7 @@ impl Running {
                     continue;
                 }
                 Err(message) => {
-                    reporter.report(record, &message)?;
+                    context.reporter().report(record, &message)?;
                     handled.insert(record.kafka_offset);
                     continue;
                 }
@@ -176,7 +189,7 @@ impl Running {
                     Some(open)
                 }
                 Some(full) => {
-                    self.send(full, records, reporter, &mut handled)?;
+                    self.send(full, records, context, &mut handled)?;
                     Some(next)
                 }
                 None => Some(next),
@@ -186,11 +199,11 @@ impl Running {
                 .is_some_and(|p| p.records.len() >= self.settings.batch_max)
             {
                 let full = pending.take().expect("checked");
-                self.send(full, records, reporter, &mut handled)?;
+                self.send(full, records, context, &mut handled)?;
             }
         }
         if let Some(last) = pending {
-            self.send(last, records, reporter, &mut handled)?;
+            self.send(last, records, context, &mut handled)?;
         }
         Ok(())
     }
@@ -277,7 +290,7 @@ impl Running {
         &mut self,
         mut request: Request,
         records: &[SinkRecord],
-        reporter: &mut dyn ErrantRecordReporter,
+        context: &mut dyn SinkTaskContext,
         handled: &mut BTreeSet<i64>,
     ) -> Result<(), TaskError> {
         if let Some(body) = request.body.as_mut() {
@@ -321,11 +334,16 @@ impl Running {
                 return Err(TaskError::Retriable(message));
             }
             Err(Failure::Refused { message, .. }) => {
-                self.refused(&request, records, reporter, &message)?;
+                self.refused(&request, records, context.reporter(), &message)?;
             }
             Err(Failure::Fatal(message)) => return Err(TaskError::Fatal(message)),
         }
         handled.extend(request.records.iter().map(|&i| records[i].kafka_offset));
+        // Records are settled in order: every record up to the request's last one is handled now.
+        if let Some(&last) = request.records.iter().max() {
+            let partition = context.partition().clone();
+            context.delivered(&partition, records[last].kafka_offset + 1)?;
+        }
         Ok(())
     }
 
