@@ -171,6 +171,10 @@ pub trait SinkTaskContext {
     /// request or run of messages. Offsets only move forward: a lower one is ignored, and so is a partition
     /// no longer assigned. `Err` (the offsets could not be stored): return it from `put`.
     fn delivered(&mut self, partition: &TopicPartition, next_offset: i64) -> Result<(), TaskError>;
+    /// Says that the system the sink writes to is failing and `put` is retrying inside (`Some`, with why),
+    /// or that an exchange went through again (`None`): the task shows RUNNING with a RetriableException
+    /// trace meanwhile, as Kafka Connect shows a sink retrying, and the outage shows in the metrics.
+    fn retrying(&mut self, _problem: Option<&str>) {}
 }
 
 /// A [`SinkTaskContext`] around a reporter alone, for a `put` outside the runtime: it commits nothing.

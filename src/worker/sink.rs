@@ -447,6 +447,17 @@ impl SinkTaskContext for Context<'_> {
         self.partition
     }
 
+    fn retrying(&mut self, problem: Option<&str>) {
+        let rt = self.reporter.rt;
+        match problem {
+            Some(why) => rt.report_retrying("SinkTask.put", why.to_string()),
+            None => {
+                rt.metrics.succeeded();
+                rt.report(State::Running, None);
+            }
+        }
+    }
+
     fn delivered(&mut self, partition: &TopicPartition, next_offset: i64) -> Result<(), TaskError> {
         if let Some(e) = &self.failed {
             return Err(e.error.clone());
@@ -482,6 +493,9 @@ impl SinkTaskContext for Context<'_> {
             *next = next_offset;
         }
         positions.committed.insert(partition.clone(), next_offset);
+        rt.metrics
+            .last_success_ms
+            .store(crate::model::now_ms(), Ordering::Relaxed);
         Ok(())
     }
 }

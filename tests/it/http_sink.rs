@@ -535,6 +535,86 @@ async fn an_endpoint_down_for_a_while_gets_everything_in_order_when_back() {
     .await;
 }
 
+/// The value of a per-task gauge of task 0 of `connector` in a scrape of `url` (NaN when absent).
+async fn task_gauge(url: &str, name: &str, connector: &str) -> f64 {
+    let body = reqwest::get(format!("{url}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("a scrape");
+    let scrape =
+        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("parses");
+    scrape
+        .samples
+        .iter()
+        .find(|s| {
+            s.metric == name
+                && s.labels.get("connector") == Some(connector)
+                && s.labels.get("task") == Some("0")
+        })
+        .map_or(f64::NAN, |s| match s.value {
+            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+            _ => f64::NAN,
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_outage_shows_in_the_status_and_the_metrics_while_the_client_retries() {
+    let mut e = Endpoint::start().await;
+    let lines = numbered("o", 20);
+    // Many retries: the client keeps trying inside one put for the whole outage.
+    let f = pipeline(
+        &lines[..5],
+        sink(
+            "o",
+            CONFLUENT,
+            json!({"http.api.url": e.url("/o"), "batch.max.size": "5",
+            "batch.separator": "\n", "max.retries": "1000", "retry.backoff.ms": "100"}),
+        ),
+    )
+    .await;
+    let split = |b: &str| b.split('\n').map(str::to_string).collect::<Vec<_>>();
+    wait_delivered(&e, split, &lines[..5]).await;
+    e.down().await;
+    append_lines(&f.input, lines[5..].iter().cloned());
+    let trace = wait_for("the retries in the status", DEADLINE, || async {
+        let s = f.w.status("o").await;
+        let t = &s["tasks"][0];
+        (t["state"] == "RUNNING" && t["trace"].is_string())
+            .then(|| t["trace"].as_str().unwrap().to_string())
+    })
+    .await;
+    assert!(
+        trace.contains("RetriableException") && trace.contains("/o") && trace.contains("attempt"),
+        "{trace}"
+    );
+    assert_eq!(
+        task_gauge(&f.w.url, "liteconnect_task_retrying", "o").await,
+        1.0
+    );
+    e.up().await;
+    let got = wait_delivered(&e, split, &lines).await;
+    assert_delivered_in_order(&got, &lines);
+    wait_until("the trace cleared", || async {
+        f.w.status("o").await["tasks"][0]["trace"].is_null()
+    })
+    .await;
+    assert_eq!(
+        task_gauge(&f.w.url, "liteconnect_task_retrying", "o").await,
+        0.0
+    );
+    assert!(
+        task_gauge(
+            &f.w.url,
+            "liteconnect_task_last_success_timestamp_seconds",
+            "o"
+        )
+        .await
+            > 0.0
+    );
+}
+
 /// A DLQ reader sink and an Aiven sink whose endpoint refuses records containing "bad".
 async fn refusing_pipeline(e: &Endpoint, extra: Json) -> Fixture {
     e.with(|b| b.refuse = Some("bad"));

@@ -114,12 +114,14 @@ impl Client {
 
     /// Sends one request until it gets a 2xx, retrying up to `retries` times after a retriable failure
     /// or a status of `retry.on.status.codes`, with the configured backoff (or the `Retry-After` asked).
+    /// `retrying` hears of each failed attempt that is retried, before the wait.
     pub fn deliver(
         &mut self,
         method: &reqwest::Method,
         url: &str,
         body: Option<&str>,
         retries: u32,
+        retrying: &mut dyn FnMut(&str),
     ) -> Result<(), Failure> {
         let mut attempt = 0;
         let mut renewed = false;
@@ -146,6 +148,14 @@ impl Client {
                 return Err(failure);
             }
             attempt += 1;
+            let why = match &failure {
+                Failure::Retriable { message, .. } | Failure::Refused { message, .. } => message,
+                Failure::Fatal(message) => message,
+            };
+            retrying(&format!(
+                "attempt {attempt} of {} failed: {why}",
+                retries + 1
+            ));
             tracing::info!(%url, attempt, retries, wait_ms = wait.as_millis() as u64, "Sending failed; retrying.");
             std::thread::sleep(wait);
         }

@@ -301,14 +301,27 @@ impl Running {
         } else {
             self.settings.max_retries
         };
+        let mut retried = false;
         let outcome = self.client.deliver(
             &request.method,
             &request.url,
             request.body.as_deref(),
             retries,
+            &mut |why| {
+                retried = true;
+                let message = format!(
+                    "{} records not delivered to {} yet, retrying: {why}",
+                    request.records.len(),
+                    request.url
+                );
+                context.retrying(Some(&message));
+            },
         );
         match outcome {
             Ok(()) => {
+                if retried || self.outage {
+                    context.retrying(None);
+                }
                 self.outage = false;
                 self.not_before = None;
             }
