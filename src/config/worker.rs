@@ -185,8 +185,7 @@ impl WorkerConfig {
                 kafka::KAFKA_LISTENERS
             );
         }
-        WorkerConfig::from_props(props)
-            .expect("the embedded worker config is valid")
+        WorkerConfig::from_props(props).expect("the embedded worker config is valid")
     }
 
     /// Reads typed settings from a properties map, with the definition of

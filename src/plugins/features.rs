@@ -105,6 +105,26 @@ mod tests {
     }
 
     #[test]
+    fn kafkas_unknown_class_answer_ends_with_the_sentence() {
+        use crate::plugins::PluginKind;
+        let kinds = [PluginKind::Source, PluginKind::Sink];
+        for (class, feature) in FEATURE_CLASSES {
+            let resolved = crate::plugins::resolve(&kinds, class);
+            if enabled(feature) {
+                assert_eq!(resolved.map(|r| r.class).ok(), Some(*class));
+            } else {
+                let message = resolved.map(|r| r.class).unwrap_err().to_string();
+                let head = format!("Failed to find any class that implements Connector and which name matches {class}, available connectors are: ");
+                assert!(message.starts_with(&head), "{message}");
+                let tail = format!(". This build of liteconnect was made without the `{feature}` feature, which provides {class}.");
+                assert!(message.ends_with(&tail), "{message}");
+            }
+        }
+        let other = crate::plugins::resolve(&kinds, "NoSuchConnector").unwrap_err();
+        assert!(!other.to_string().contains("This build"), "{other}");
+    }
+
+    #[test]
     fn every_class_of_the_table_is_installed_exactly_when_its_feature_is_on() {
         let installed: Vec<String> = crate::plugins::Plugins::new()
             .list(true)
@@ -119,5 +139,23 @@ mod tests {
             );
             assert_eq!(missing_feature_sentence(class).is_some(), !enabled(feature));
         }
+    }
+
+    #[cfg(not(feature = "jdbc-postgres"))]
+    #[test]
+    fn a_postgres_url_names_the_feature() {
+        use crate::connectors::jdbc::db::{Conn, ConnSpec};
+        let spec = ConnSpec {
+            url: "jdbc:postgresql://127.0.0.1:5432/db".into(),
+            user: None,
+            password: None,
+            read_only: false,
+            timezone: "UTC".into(),
+        };
+        let e = Conn::open(&spec).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains(POSTGRES_MISSING)),
+            "{e:?}"
+        );
     }
 }
