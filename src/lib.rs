@@ -29,6 +29,7 @@ pub mod converters;
 pub mod data;
 pub mod error;
 pub mod herder;
+#[cfg(feature = "kafka-listener")]
 pub mod kafka;
 pub mod logging;
 pub mod metrics;
@@ -211,6 +212,7 @@ pub struct Prepared {
     /// The TLS acceptor of each `admin.listeners` entry, in order.
     admin_tls: Vec<Option<TlsAcceptor>>,
     /// The TLS acceptor of each `kafka.listeners` entry, and the SASL users.
+    #[cfg(feature = "kafka-listener")]
     kafka: kafka::KafkaPrepared,
     store: Store,
     startup: Vec<StartupConnector>,
@@ -250,6 +252,7 @@ pub async fn prepare(
     };
     let rest_tls = acceptors(&config.listeners, false)?;
     let admin_tls = acceptors(config.admin_listeners.as_deref().unwrap_or_default(), true)?;
+    #[cfg(feature = "kafka-listener")]
     let kafka = kafka::KafkaPrepared::new(&config).map_err(RunError::Config)?;
     herder::check_startup_connectors(&plugins::Plugins::new(), &startup)?;
     let store = open_store(&config).await?;
@@ -258,6 +261,7 @@ pub async fn prepare(
         security,
         rest_tls,
         admin_tls,
+        #[cfg(feature = "kafka-listener")]
         kafka,
         store,
         startup,
@@ -305,12 +309,17 @@ pub async fn serve(
     let (stop, stop_rx) = watch::channel(false);
     let kafka_sockets = std::mem::take(&mut listeners.kafka);
     // The REST listeners log their addresses first, the Kafka listeners after them.
+    #[cfg_attr(not(feature = "kafka-listener"), allow(unused_mut))]
     let mut servers = start_servers(&worker, &herder, listeners, &stop_rx);
+    #[cfg(feature = "kafka-listener")]
     servers.extend(
         worker
             .kafka
             .start(&worker.config, &herder, kafka_sockets, &stop_rx),
     );
+    // Without the Kafka listener the worker config has no `kafka.listeners` (WorkerConfig::from_props).
+    #[cfg(not(feature = "kafka-listener"))]
+    drop(kafka_sockets);
     let mut running = Running {
         servers,
         retention: None,

@@ -176,8 +176,16 @@ impl WorkerConfig {
     pub fn defaults() -> WorkerConfig {
         let props = crate::config::properties::parse_properties(DEFAULT_WORKER_PROPERTIES)
             .expect("the embedded worker config parses");
-        WorkerConfig::from_props(props.into_iter().collect())
-            .expect("the embedded worker config is valid")
+        #[cfg_attr(feature = "kafka-listener", allow(unused_mut))]
+        let mut props: BTreeMap<String, String> = props.into_iter().collect();
+        #[cfg(not(feature = "kafka-listener"))]
+        if let Some(value) = props.remove(kafka::KAFKA_LISTENERS) {
+            tracing::info!(
+                "This build of liteconnect was made without the `kafka-listener` feature: the default {}={value} is left out.",
+                kafka::KAFKA_LISTENERS
+            );
+        }
+        WorkerConfig::from_props(props).expect("the embedded worker config is valid")
     }
 
     /// Reads typed settings from a properties map, with the definition of
@@ -232,6 +240,16 @@ impl WorkerConfig {
             .collect();
         let class = |k: &str| string(k).unwrap_or_default();
         let kafka = kafka::parse(&parsed).map_err(WorkerConfigError::Listener)?;
+        #[cfg(not(feature = "kafka-listener"))]
+        if !kafka.listeners.is_empty() {
+            return Err(WorkerConfigError::Listener(
+                crate::plugins::features::missing_feature_for_key(
+                    kafka::KAFKA_LISTENERS,
+                    "kafka-listener",
+                    "the Kafka-protocol listener",
+                ),
+            ));
+        }
         Ok(WorkerConfig {
             listeners: listeners_v,
             advertised_host: string(keys::REST_ADVERTISED_HOST_NAME),

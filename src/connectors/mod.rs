@@ -5,9 +5,12 @@
 //! task runs on its own thread, as in Kafka Connect.
 
 pub mod file;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod jdbc;
+#[cfg(feature = "kafka-client")]
 pub mod kafka;
+#[cfg(feature = "mqtt")]
 pub mod mqtt;
 pub mod spooldir;
 pub mod verifiable;

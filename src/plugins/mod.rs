@@ -3,6 +3,7 @@
 //! ([`resolve`], spec §8.3). REST, validation, the herder, the worker and the CLI all go through it.
 
 mod desc;
+pub mod features;
 mod resolve;
 mod table;
 

@@ -49,7 +49,11 @@ fn message(name: &str, kinds: &[PluginKind], classes: &[&str], ambiguous: bool) 
     } else {
         // Kafka follows its first sentence with every `PluginDesc{klass=class ...}` (kilobytes);
         // the class names say the same.
-        format!("Failed to find any class that implements Connector and which name matches {name}, available connectors are: {classes}")
+        let message = format!("Failed to find any class that implements Connector and which name matches {name}, available connectors are: {classes}");
+        match super::features::missing_feature_sentence(name) {
+            Some(sentence) => format!("{message}. {sentence}"),
+            None => message,
+        }
     }
 }
 

@@ -6,7 +6,9 @@ use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::jdbc::{JdbcSink, JdbcSource};
+#[cfg(feature = "kafka-client")]
 use crate::connectors::kafka::{KafkaSink, MirrorSource};
+#[cfg(feature = "mqtt")]
 use crate::connectors::mqtt::{MqttSink, MqttSource};
 use crate::connectors::spooldir::{
     SpoolDirCsvSource, SpoolDirJsonSource, SpoolDirLineDelimitedSource,
@@ -124,32 +126,39 @@ fn number(class: &'static str) -> Result<number::NumberConverter, DataError> {
         .ok_or_else(|| DataError::new(format!("Class {class} could not be instantiated.")))
 }
 
+/// The connectors of this build: those of a Cargo feature only when it is on (`super::features`).
 fn connectors() -> Vec<PluginDesc> {
-    [
-        Arc::new(FileStreamSink) as Arc<dyn crate::connectors::ConnectorPlugin>,
+    type Plugin = Arc<dyn crate::connectors::ConnectorPlugin>;
+    let mut all: Vec<Plugin> = vec![
+        Arc::new(FileStreamSink),
         Arc::new(FileStreamSource),
         Arc::new(MockSink),
         Arc::new(MockSource),
         Arc::new(VerifiableSink),
         Arc::new(VerifiableSource),
-        Arc::new(KafkaSink),
-        Arc::new(MirrorSource),
-        Arc::new(crate::connectors::http::sink::AivenHttpSink),
+    ];
+    #[cfg(feature = "kafka-client")]
+    all.extend([Arc::new(KafkaSink) as Plugin, Arc::new(MirrorSource)]);
+    #[cfg(feature = "http")]
+    all.extend([
+        Arc::new(crate::connectors::http::sink::AivenHttpSink) as Plugin,
         Arc::new(crate::connectors::http::sink::ConfluentHttpSink),
-        Arc::new(SpoolDirCsvSource),
+    ]);
+    all.extend([
+        Arc::new(SpoolDirCsvSource) as Plugin,
         Arc::new(SpoolDirJsonSource),
         Arc::new(SpoolDirLineDelimitedSource),
         Arc::new(SpoolDirSchemaLessJsonSource),
-        Arc::new(crate::connectors::http::webhook::WebhookSource),
+    ]);
+    #[cfg(feature = "http")]
+    all.extend([
+        Arc::new(crate::connectors::http::webhook::WebhookSource) as Plugin,
         Arc::new(crate::connectors::http::poll::HttpSource),
-        Arc::new(MqttSource),
-        Arc::new(MqttSink),
-        Arc::new(JdbcSource),
-        Arc::new(JdbcSink),
-    ]
-    .into_iter()
-    .map(PluginDesc::connector)
-    .collect()
+    ]);
+    #[cfg(feature = "mqtt")]
+    all.extend([Arc::new(MqttSource) as Plugin, Arc::new(MqttSink)]);
+    all.extend([Arc::new(JdbcSource) as Plugin, Arc::new(JdbcSink)]);
+    all.into_iter().map(PluginDesc::connector).collect()
 }
 
 fn transformations() -> Vec<[PluginDesc; 2]> {

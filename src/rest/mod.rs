@@ -11,6 +11,7 @@ mod connectors;
 mod loggers;
 mod plugins;
 pub(crate) mod topics;
+#[cfg(feature = "console")]
 mod ui;
 
 use std::convert::Infallible;
@@ -256,6 +257,7 @@ pub(crate) fn only(method: &Method, allowed: &[Method]) -> Result<()> {
 
 async fn root(state: &ApiState, req: &Request<'_>) -> Result {
     only(req.method, &[Method::GET])?;
+    #[cfg(feature = "console")]
     if ui::wants_html(req.headers) {
         return Ok(Reply::empty(302).with_location("ui/".into()));
     }
@@ -422,6 +424,7 @@ where
     };
     let mut response = match intercepted {
         Some(response) => response,
+        #[cfg(feature = "console")]
         None if state.public && ui::is_ui(path) => ui::serve(method, path, headers),
         None => {
             let head = *method == Method::HEAD;

@@ -4,22 +4,30 @@ mod cli;
 mod cli_log;
 mod common;
 mod concurrency;
+#[cfg(feature = "console")]
 mod console;
 mod control_plane;
 mod edges;
 mod errors;
 mod faults;
+#[cfg(feature = "http")]
 mod http_sink;
+#[cfg(all(feature = "http", feature = "kafka-client"))]
 mod http_source;
 mod jdbc;
+#[cfg(feature = "kafka-client")]
 mod kafka;
+#[cfg(all(feature = "kafka-client", feature = "kafka-listener"))]
 mod kafka_groups;
+#[cfg(all(feature = "kafka-client", feature = "kafka-listener"))]
 mod kafka_listener;
+#[cfg(feature = "kafka-client")]
 mod kafka_security;
 mod kip980;
 mod lifecycle;
 mod metrics;
 mod migrate;
+#[cfg(feature = "mqtt")]
 mod mqtt;
 mod offsets;
 mod persistence;

@@ -361,6 +361,7 @@ async fn metrics_are_served_on_the_admin_listener_too() {
     handle.await.unwrap().unwrap();
 }
 
+#[cfg(feature = "kafka-client")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kafka_sink_backlog_shows_while_the_broker_is_down() {
     use crate::kafka::{kafka_sink, mock, numbered, LONG};

@@ -141,3 +141,39 @@ async fn unknown_connector_class_names_the_installed_classes_briefly() {
     assert_eq!(validated["message"], body["message"]);
     w.stop().await;
 }
+
+/// A class of a Cargo feature: listed when the build has it, else Kafka's unknown-class 400 plus a
+/// sentence naming the feature (docs/configuration.md, "Building a smaller binary").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_class_of_a_feature_left_out_names_the_feature() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let class = "io.confluent.connect.mqtt.MqttSourceConnector";
+    let (s, plugins) = w.get("/connector-plugins").await;
+    assert_eq!(s, 200, "{plugins}");
+    let listed = plugins
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["class"] == class);
+    assert_eq!(listed, cfg!(feature = "mqtt"), "{plugins}");
+    if !cfg!(feature = "mqtt") {
+        let (s, body) = w
+            .post(
+                "/connectors",
+                json!({"name": "m", "config": {"connector.class": "MqttSource"}}),
+            )
+            .await;
+        assert_eq!(s, 400, "{body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Failed to find any class that implements Connector and which name matches MqttSource, available connectors are: "),
+            "{message}"
+        );
+        assert!(
+            message.ends_with(". This build of liteconnect was made without the `mqtt` feature, which provides io.confluent.connect.mqtt.MqttSourceConnector."),
+            "{message}"
+        );
+    }
+    w.stop().await;
+}

@@ -255,6 +255,18 @@ mod tests {
             .to_string()
     }
 
+    #[cfg(not(feature = "kafka-listener"))]
+    #[test]
+    fn without_the_listener_its_default_is_left_out_and_the_key_refused() {
+        assert!(WorkerConfig::defaults().kafka.listeners.is_empty());
+        assert_eq!(
+            error(&[(KAFKA_LISTENERS, "PLAINTEXT://127.0.0.1:9092")]),
+            "The configuration kafka.listeners needs the Kafka-protocol listener, but this build of liteconnect was made without the `kafka-listener` feature: remove kafka.listeners or build with `--features kafka-listener`."
+        );
+        assert!(WorkerConfig::from_props(props(&[(KAFKA_LISTENERS, "")])).is_ok());
+    }
+
+    #[cfg(feature = "kafka-listener")]
     #[test]
     fn kafka_listener_defaults_and_checks() {
         let c = WorkerConfig::defaults();

@@ -3,9 +3,11 @@
 //! transactions. Errors say whether they are worth retrying (the database is down or locked) or lie in
 //! the data (a constraint, a bad value).
 
+#[cfg(feature = "jdbc-postgres")]
 use std::collections::HashMap;
 use std::time::Duration;
 
+#[cfg(feature = "jdbc-postgres")]
 use super::pg::{self, Cell, SslMode, TextParam};
 use super::types::{Param, Raw};
 
@@ -37,6 +39,7 @@ impl From<rusqlite::Error> for DbError {
     }
 }
 
+#[cfg(feature = "jdbc-postgres")]
 impl From<postgres::Error> for DbError {
     fn from(e: postgres::Error) -> Self {
         let code = e.code().map(|c| c.code().to_string());
@@ -180,12 +183,14 @@ pub struct ResultSet {
 /// An open connection.
 pub enum Conn {
     Sqlite(rusqlite::Connection),
+    #[cfg(feature = "jdbc-postgres")]
     Postgres {
         client: Box<postgres::Client>,
         statements: HashMap<String, postgres::Statement>,
     },
 }
 
+#[cfg(feature = "jdbc-postgres")]
 fn pg_config(
     spec: &ConnSpec,
     host: &str,
@@ -267,6 +272,9 @@ impl Conn {
                 conn.set_prepared_statement_cache_capacity(64);
                 Ok(Conn::Sqlite(conn))
             }
+            #[cfg(not(feature = "jdbc-postgres"))]
+            Target::Postgres { .. } => Err(fatal(crate::plugins::features::POSTGRES_MISSING)),
+            #[cfg(feature = "jdbc-postgres")]
             Target::Postgres {
                 host,
                 port,
@@ -316,7 +324,10 @@ impl Conn {
 
     /// Whether this is PostgreSQL.
     pub fn is_postgres(&self) -> bool {
-        matches!(self, Conn::Postgres { .. })
+        #[cfg(feature = "jdbc-postgres")]
+        return matches!(self, Conn::Postgres { .. });
+        #[cfg(not(feature = "jdbc-postgres"))]
+        false
     }
 
     /// The identifier quote of the dialect (Confluent's SQLite dialect uses backquotes).
@@ -332,6 +343,7 @@ impl Conn {
     pub fn batch(&mut self, sql: &str) -> Result<(), DbError> {
         match self {
             Conn::Sqlite(c) => Ok(c.execute_batch(sql)?),
+            #[cfg(feature = "jdbc-postgres")]
             Conn::Postgres { client, statements } => {
                 if !sql
                     .trim_start()
@@ -354,6 +366,7 @@ impl Conn {
                     stmt.execute(rusqlite::params_from_iter(params.iter().map(sqlite_param)))?;
                 Ok(n as u64)
             }
+            #[cfg(feature = "jdbc-postgres")]
             Conn::Postgres { client, statements } => {
                 let stmt = pg_statement(client, statements, sql)?;
                 let texts: Vec<TextParam> = params.iter().map(TextParam::of).collect();
@@ -389,6 +402,7 @@ impl Conn {
                 }
                 Ok(ResultSet { columns, rows })
             }
+            #[cfg(feature = "jdbc-postgres")]
             Conn::Postgres { client, statements } => {
                 let stmt = pg_statement(client, statements, sql)?;
                 let columns = stmt
@@ -553,6 +567,7 @@ fn pg_column(r: Vec<Raw>) -> ColumnInfo {
     }
 }
 
+#[cfg(feature = "jdbc-postgres")]
 fn pg_statement(
     client: &mut postgres::Client,
     statements: &mut HashMap<String, postgres::Statement>,

@@ -4,6 +4,7 @@
 //! shapes and source offsets follow Confluent's; differences are listed in docs/connectors/jdbc.md.
 
 pub mod db;
+#[cfg(feature = "jdbc-postgres")]
 mod pg;
 pub mod sink;
 pub mod source;
@@ -76,10 +77,22 @@ fn check_url(config: &BTreeMap<String, Option<String>>, errors: &mut Vec<(String
                     format!("Invalid value {url} for configuration {CONNECTION_URL}: {e}"),
                 ));
             } else if let Ok(db::Target::Postgres { params, .. }) = db::parse_url(url.trim()) {
+                #[cfg(feature = "jdbc-postgres")]
                 if let Some((_, mode)) = params.iter().find(|(k, _)| k == "sslmode") {
                     if let Err(e) = pg::SslMode::parse(Some(mode)) {
                         errors.push((CONNECTION_URL.into(), e));
                     }
+                }
+                #[cfg(not(feature = "jdbc-postgres"))]
+                {
+                    let _ = params;
+                    errors.push((
+                        CONNECTION_URL.into(),
+                        format!(
+                            "Invalid value {url} for configuration {CONNECTION_URL}: {}",
+                            crate::plugins::features::POSTGRES_MISSING
+                        ),
+                    ));
                 }
             }
         }

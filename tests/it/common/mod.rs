@@ -4,8 +4,11 @@
 #![allow(dead_code)]
 
 pub mod certs;
+#[cfg(feature = "kafka-client")]
 pub mod kafka_gate;
+#[cfg(feature = "mqtt")]
 pub mod mosquitto;
+#[cfg(feature = "jdbc-postgres")]
 pub mod postgres;
 
 use std::collections::BTreeMap;

@@ -1,5 +1,6 @@
 //! The JDBC source and sink (issue #18): SQLite always, PostgreSQL for real in a throwaway cluster.
 
+#[cfg(feature = "jdbc-postgres")]
 mod postgres;
 mod sink;
 mod source;
