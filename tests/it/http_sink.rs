@@ -535,30 +535,6 @@ async fn an_endpoint_down_for_a_while_gets_everything_in_order_when_back() {
     .await;
 }
 
-/// The value of a per-task gauge of task 0 of `connector` in a scrape of `url` (NaN when absent).
-async fn task_gauge(url: &str, name: &str, connector: &str) -> f64 {
-    let body = reqwest::get(format!("{url}/metrics"))
-        .await
-        .expect("GET /metrics")
-        .text()
-        .await
-        .expect("a scrape");
-    let scrape =
-        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("parses");
-    scrape
-        .samples
-        .iter()
-        .find(|s| {
-            s.metric == name
-                && s.labels.get("connector") == Some(connector)
-                && s.labels.get("task") == Some("0")
-        })
-        .map_or(f64::NAN, |s| match s.value {
-            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
-            _ => f64::NAN,
-        })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_outage_shows_in_the_status_and_the_metrics_while_the_client_retries() {
     let mut e = Endpoint::start().await;
@@ -590,7 +566,7 @@ async fn an_outage_shows_in_the_status_and_the_metrics_while_the_client_retries(
         "{trace}"
     );
     assert_eq!(
-        task_gauge(&f.w.url, "liteconnect_task_retrying", "o").await,
+        crate::common::task_gauge(&f.w.url, "liteconnect_task_retrying", "o").await,
         1.0
     );
     e.up().await;
@@ -601,7 +577,7 @@ async fn an_outage_shows_in_the_status_and_the_metrics_while_the_client_retries(
     })
     .await;
     assert_eq!(
-        task_gauge(&f.w.url, "liteconnect_task_retrying", "o").await,
+        crate::common::task_gauge(&f.w.url, "liteconnect_task_retrying", "o").await,
         0.0
     );
     assert!(

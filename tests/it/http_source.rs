@@ -643,10 +643,10 @@ async fn http_source_rides_out_an_api_outage() {
     assert_eq!(f.w.status("poller").await["tasks"][0]["state"], "RUNNING");
     // The outage shows in the metrics too.
     assert_eq!(
-        task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
+        crate::common::task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
         1.0
     );
-    let before = task_gauge(
+    let before = crate::common::task_gauge(
         &f.w.url,
         "liteconnect_task_last_success_timestamp_seconds",
         "poller",
@@ -661,10 +661,10 @@ async fn http_source_rides_out_an_api_outage() {
     })
     .await;
     assert_eq!(
-        task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
+        crate::common::task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
         0.0
     );
-    let after = task_gauge(
+    let after = crate::common::task_gauge(
         &f.w.url,
         "liteconnect_task_last_success_timestamp_seconds",
         "poller",
@@ -672,30 +672,6 @@ async fn http_source_rides_out_an_api_outage() {
     .await;
     assert!(after >= before, "{after} >= {before}");
     f.w.stop().await;
-}
-
-/// The value of a per-task gauge of task 0 of `connector` in a scrape of `url` (NaN when absent).
-async fn task_gauge(url: &str, name: &str, connector: &str) -> f64 {
-    let body = reqwest::get(format!("{url}/metrics"))
-        .await
-        .expect("GET /metrics")
-        .text()
-        .await
-        .expect("a scrape");
-    let scrape =
-        prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("parses");
-    scrape
-        .samples
-        .iter()
-        .find(|s| {
-            s.metric == name
-                && s.labels.get("connector") == Some(connector)
-                && s.labels.get("task") == Some("0")
-        })
-        .map_or(f64::NAN, |s| match s.value {
-            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
-            _ => f64::NAN,
-        })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -622,3 +622,46 @@ pub async fn fill_topic(api: &Client, dir: &Path, topic: &str, lines: &[String])
         .expect("request");
     assert!(status < 300, "deleting {name}: {answer}");
 }
+
+/// `GET {url}/metrics`, parsed.
+pub async fn scrape(url: &str) -> prometheus_parse::Scrape {
+    let body = reqwest::get(format!("{url}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("a scrape");
+    prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("parses")
+}
+
+/// The value of the sample `name` whose labels are exactly `labels`, if the scrape has it.
+pub fn sample(
+    scrape: &prometheus_parse::Scrape,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> Option<f64> {
+    scrape
+        .samples
+        .iter()
+        .find(|s| {
+            s.metric == name
+                && s.labels.len() == labels.len()
+                && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
+        })
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v)
+            | prometheus_parse::Value::Gauge(v)
+            | prometheus_parse::Value::Untyped(v) => v,
+            _ => f64::NAN,
+        })
+}
+
+/// A per-task gauge of task 0 of `connector` in a scrape of the worker at `url` (NaN when absent).
+pub async fn task_gauge(url: &str, name: &str, connector: &str) -> f64 {
+    sample(
+        &scrape(url).await,
+        name,
+        &[("connector", connector), ("task", "0")],
+    )
+    .unwrap_or(f64::NAN)
+}

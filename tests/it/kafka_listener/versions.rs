@@ -643,38 +643,16 @@ async fn every_advertised_version_of_every_api_key_is_answered_and_decodes() {
     worker.stop().await;
 }
 
-/// The value of the sample `name` with exactly `labels` in a Prometheus text scrape (0 when absent).
+/// The value of the sample `name` with exactly `labels` (0 when absent: a counter not yet counted).
 fn sample(scrape: &prometheus_parse::Scrape, name: &str, labels: &[(&str, &str)]) -> f64 {
-    scrape
-        .samples
-        .iter()
-        .find(|s| {
-            s.metric == name
-                && s.labels.len() == labels.len()
-                && labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
-        })
-        .map(|s| match s.value {
-            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
-            _ => f64::NAN,
-        })
-        .unwrap_or(0.0)
-}
-
-async fn scrape(url: &str) -> prometheus_parse::Scrape {
-    let body = reqwest::get(format!("{url}/metrics"))
-        .await
-        .expect("GET /metrics")
-        .text()
-        .await
-        .expect("a scrape");
-    prometheus_parse::Scrape::parse(body.lines().map(|l| Ok(l.to_string()))).expect("parses")
+    crate::common::sample(scrape, name, labels).unwrap_or(0.0)
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_listener_counts_requests_errors_connections_and_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let worker = KafkaWorker::start(dir.path(), &[("auto.create.topics.enable", "false")], 0).await;
-    let before = scrape(&worker.url).await;
+    let before = crate::common::scrape(&worker.url).await;
     assert_eq!(
         sample(&before, "liteconnect_kafka_connections_opened_total", &[]),
         0.0
@@ -726,7 +704,7 @@ async fn the_listener_counts_requests_errors_connections_and_bytes() {
         || {
             let url = url.clone();
             async move {
-                let s = scrape(&url).await;
+                let s = crate::common::scrape(&url).await;
                 let closed = sample(
                     &s,
                     "liteconnect_kafka_connections_closed_total",
