@@ -226,9 +226,9 @@ mod tests {
         // Once a's watch is dropped, writes to a wake nobody.
         drop(watch_a);
         let before = woken_a.load(Ordering::SeqCst);
+        let seen_b = woken_b.load(Ordering::SeqCst);
         std::fs::write(&a, "more\n").unwrap();
         std::fs::write(&b, "y\n").unwrap();
-        let seen_b = woken_b.load(Ordering::SeqCst);
         wait_for("b's second wake", || {
             woken_b.load(Ordering::SeqCst) > seen_b
         });
