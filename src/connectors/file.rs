@@ -134,7 +134,7 @@ pub struct FileSourceTask {
 
 /// How long an idle source waits before looking at its file again: rarely when file-system events wake
 /// it (the wait is only a safety net, e.g. for file systems that send no events), often when not.
-const IDLE_WATCHED: Duration = Duration::from_secs(10);
+const IDLE_WATCHED: Duration = Duration::from_secs(60);
 const IDLE_POLLED: Duration = Duration::from_millis(100);
 
 impl FileSourceTask {
