@@ -137,6 +137,16 @@ fn batch(count: i64) -> Bytes {
     buf.freeze()
 }
 
+/// CreateTopics for one topic of `partitions` partitions, one replica.
+fn create_topic(name: &str, partitions: i32) -> CreateTopicsRequest {
+    CreateTopicsRequest::default()
+        .with_topics(vec![CreatableTopic::default()
+            .with_name(s(name).into())
+            .with_num_partitions(partitions)
+            .with_replication_factor(1)])
+        .with_timeout_ms(10_000)
+}
+
 fn produce_request(records: Option<Bytes>) -> ProduceRequest {
     ProduceRequest::default()
         .with_acks(-1)
@@ -534,23 +544,13 @@ async fn ask(conn: &mut Conn, bootstrap: &str, key: i16, v: i16) {
             assert!(!r.api_keys.is_empty(), "api versions v{v}");
         }
         19 => {
-            let request = CreateTopicsRequest::default()
-                .with_topics(vec![CreatableTopic::default()
-                    .with_name(s(&format!("created-{v}")).into())
-                    .with_num_partitions(2)
-                    .with_replication_factor(1)])
-                .with_timeout_ms(10_000);
+            let request = create_topic(&format!("created-{v}"), 2);
             let r: CreateTopicsResponse = conn.call(key, v, &request).await;
             assert_eq!(r.topics[0].error_code, 0, "create topics v{v}");
         }
         20 => {
             let name = format!("deleted-{v}");
-            let create = CreateTopicsRequest::default()
-                .with_topics(vec![CreatableTopic::default()
-                    .with_name(s(&name).into())
-                    .with_num_partitions(1)
-                    .with_replication_factor(1)])
-                .with_timeout_ms(10_000);
+            let create = create_topic(&name, 1);
             let created: CreateTopicsResponse = conn.call(19, 7, &create).await;
             assert_eq!(created.topics[0].error_code, 0);
             let request = if v < 6 {
@@ -617,12 +617,7 @@ async fn every_advertised_version_of_every_api_key_is_answered_and_decodes() {
     let worker = KafkaWorker::start(dir.path(), &[], 0).await;
     let mut conn = Conn::open(&worker.bootstrap).await;
 
-    let seed = CreateTopicsRequest::default()
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(s(TOPIC).into())
-            .with_num_partitions(1)
-            .with_replication_factor(1)])
-        .with_timeout_ms(10_000);
+    let seed = create_topic(TOPIC, 1);
     let created: CreateTopicsResponse = conn.call(19, 7, &seed).await;
     assert_eq!(created.topics[0].error_code, 0);
     let seeded: ProduceResponse = conn.call(0, 9, &produce_request(Some(batch(SEEDED)))).await;
@@ -659,12 +654,7 @@ async fn the_listener_counts_requests_errors_connections_and_bytes() {
     );
 
     let mut conn = Conn::open(&worker.bootstrap).await;
-    let seed = CreateTopicsRequest::default()
-        .with_topics(vec![CreatableTopic::default()
-            .with_name(s(TOPIC).into())
-            .with_num_partitions(1)
-            .with_replication_factor(1)])
-        .with_timeout_ms(10_000);
+    let seed = create_topic(TOPIC, 1);
     let _: CreateTopicsResponse = conn.call(19, 7, &seed).await;
     let records = batch(SEEDED);
     let produced = records.len() as f64;
