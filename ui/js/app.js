@@ -18,9 +18,13 @@ const ROUTES = [
 ];
 
 let cleanup = null;
+// Each render draws into its own view; one overtaken by a newer render (a page still loading when
+// the route changed) is left detached, and its refresh loop stopped, so it never shows.
+let generation = 0;
 
 async function render() {
   if (cleanup) { cleanup(); cleanup = null; }
+  const mine = ++generation;
   const main = document.getElementById('main');
   const hash = location.hash || '#/connectors';
   const route = ROUTES.find(([re]) => re.test(hash));
@@ -33,10 +37,16 @@ async function render() {
     return;
   }
   const params = (route[0].exec(hash) || []).slice(1).map(decodeURIComponent);
-  fill(main);
+  const view = h('div', { class: 'view' });
+  fill(main, view);
   const page = route[1];
-  const result = await page.render(main, ...params);
-  cleanup = typeof result === 'function' ? result : null;
+  const result = await page.render(view, ...params);
+  const stop = typeof result === 'function' ? result : null;
+  if (mine !== generation) {
+    if (stop) stop();
+    return;
+  }
+  cleanup = stop;
   document.title = `${main.querySelector('h1')?.textContent || 'Console'} · liteconnect`;
 }
 

@@ -182,10 +182,20 @@ impl Browser {
         }
     }
 
-    /// Opens a console route, e.g. `#/connectors`.
+    /// Opens a console route, e.g. `#/connectors`. The page shown before is taken away first: a
+    /// route change renders after the navigation returns, and an element of the old page (a row of
+    /// the same offset on another topic) must not answer for the new one.
+    /// Opening the route already shown renders it again, as a reader's reload would.
     pub async fn open(&self, route: &str) {
+        let shown = self
+            .eval("document.getElementById('main')?.replaceChildren(); return location.pathname + location.hash")
+            .await;
         let url = format!("{}/ui/{route}", self.base);
         self.client.goto(&url).await.expect("navigate");
+        if shown == format!("/ui/{route}") {
+            self.eval("window.dispatchEvent(new HashChangeEvent('hashchange')); return null")
+                .await;
+        }
     }
 
     /// Runs a script in the page and returns what it returns.
