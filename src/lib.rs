@@ -42,6 +42,7 @@ pub mod storage;
 #[cfg(test)]
 mod test_support;
 pub mod transforms;
+pub mod tryout;
 pub mod worker;
 
 use std::future::Future;

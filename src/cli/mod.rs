@@ -7,3 +7,4 @@ pub mod endpoint;
 pub mod export;
 pub mod log;
 pub mod migrate;
+pub mod tryout;

@@ -11,6 +11,7 @@ mod connectors;
 mod loggers;
 mod plugins;
 pub(crate) mod topics;
+mod tryout;
 #[cfg(feature = "console")]
 mod ui;
 

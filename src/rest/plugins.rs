@@ -24,23 +24,40 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             only(req.method, &[Method::PUT])?;
             let body: Map<String, Json> = parse_body(&req.body)?;
             let config = super::connectors::config_map(body)?;
-            // Kafka compares the two names as text (a suffix match after cutting `Connector`), not
-            // through the plugin aliases: `/connector-plugins/Sink/...` accepts any sink class.
             if let Some(Some(class)) = config.get(crate::config::keys::CONNECTOR_CLASS) {
-                let given = class.trim();
-                let given = given.strip_suffix("Connector").unwrap_or(given);
-                let wanted = plugin.strip_suffix("Connector").unwrap_or(plugin);
-                if !given.ends_with(wanted) {
-                    return Err(Reply::error(
-                        400,
-                        format!(
-                            "Included connector type {class} does not match request type {plugin}"
-                        ),
-                    ));
-                }
+                same_plugin(class, plugin)?;
             }
             Ok(Reply::json(200, &h.validate(&config)?))
         }
+        [plugin, "config", "test"] => {
+            only(req.method, &[Method::POST])?;
+            let body: Map<String, Json> = parse_body(&req.body)?;
+            let run = super::tryout::TestRequest::parse(body, plugin)?;
+            if let Some(class) = run.config.get(crate::config::keys::CONNECTOR_CLASS) {
+                same_plugin(class, plugin)?;
+            }
+            let worker = h.worker_config().clone();
+            let answer = tokio::task::spawn_blocking(move || run.run(&worker))
+                .await
+                .map_err(|e| Reply::error(500, format!("The test stopped: {e}")))??;
+            Ok(Reply::json(200, &answer))
+        }
         _ => Err(Reply::error(404, "HTTP 404 Not Found")),
+    }
+}
+
+/// Kafka compares the two names as text (a suffix match after cutting `Connector`), not through the
+/// plugin aliases: `/connector-plugins/Sink/...` accepts any sink class.
+fn same_plugin(class: &str, plugin: &str) -> std::result::Result<(), Reply> {
+    let given = class.trim();
+    let given = given.strip_suffix("Connector").unwrap_or(given);
+    let wanted = plugin.strip_suffix("Connector").unwrap_or(plugin);
+    if given.ends_with(wanted) {
+        Ok(())
+    } else {
+        Err(Reply::error(
+            400,
+            format!("Included connector type {class} does not match request type {plugin}"),
+        ))
     }
 }

@@ -561,25 +561,12 @@ async fn users(state: &ApiState, topic: &str) -> Result<Vec<String>> {
                 || state
                     .herder
                     .connector_config(name)
-                    .is_ok_and(|config| subscribes(&config, topic))
+                    .is_ok_and(|config| crate::config::connector::subscribes(&config, topic))
         })
         .cloned()
         .collect();
     users.sort();
     Ok(users)
-}
-
-fn subscribes(config: &std::collections::BTreeMap<String, String>, topic: &str) -> bool {
-    let listed = config
-        .get(crate::config::keys::TOPICS)
-        .is_some_and(|t| t.split(',').any(|t| t.trim() == topic));
-    let matched = config
-        .get(crate::config::keys::TOPICS_REGEX)
-        .map(|r| r.trim())
-        .filter(|r| !r.is_empty())
-        .and_then(|r| regex::Regex::new(&format!("^(?:{r})$")).ok())
-        .is_some_and(|r| r.is_match(topic));
-    listed || matched
 }
 
 async fn delete(state: &ApiState, topic: &str) -> Result {

@@ -178,18 +178,47 @@ impl TransformChain {
         record: ConnectRecord,
         ctx: &RecordContext,
     ) -> Result<Option<ConnectRecord>, TransformError> {
+        self.apply_observed(record, ctx, |_| {})
+    }
+
+    /// [`TransformChain::apply`], telling `observe` what each stage did with the record (the
+    /// step-by-step view of `liteconnect test`). A failing stage is not observed: its error is
+    /// returned.
+    ///
+    /// # Errors
+    /// The failing transformation's alias, class and message.
+    pub fn apply_observed(
+        &self,
+        record: ConnectRecord,
+        ctx: &RecordContext,
+        mut observe: impl FnMut(Step<'_>),
+    ) -> Result<Option<ConnectRecord>, TransformError> {
         let mut current = record;
         for stage in &self.stages {
+            let step = |seen| Step {
+                alias: &stage.alias,
+                class: stage.class,
+                predicate: stage.predicate.as_ref().map(|(p, _)| p.as_str()),
+                negate: stage.negate,
+                seen,
+            };
             let run = match &stage.predicate {
                 None => true,
                 Some((_, index)) => stage.negate ^ self.predicates[*index].1.test(&current),
             };
             if !run {
+                observe(step(StepSeen::Skipped));
                 continue;
             }
             match stage.transformation.apply(current, ctx) {
-                Ok(Some(next)) => current = next,
-                Ok(None) => return Ok(None),
+                Ok(Some(next)) => {
+                    current = next;
+                    observe(step(StepSeen::Applied(&current)));
+                }
+                Ok(None) => {
+                    observe(step(StepSeen::Dropped));
+                    return Ok(None);
+                }
                 Err(message) => {
                     return Err(TransformError {
                         alias: stage.alias.clone(),
@@ -201,6 +230,32 @@ impl TransformChain {
         }
         Ok(Some(current))
     }
+}
+
+/// What one stage of a chain did with a record (see [`TransformChain::apply_observed`]).
+#[derive(Debug)]
+pub struct Step<'a> {
+    /// The alias in `transforms`.
+    pub alias: &'a str,
+    /// The transformation's full class name.
+    pub class: &'static str,
+    /// The alias of the stage's predicate, if it has one.
+    pub predicate: Option<&'a str>,
+    /// Whether the predicate is negated.
+    pub negate: bool,
+    /// What happened.
+    pub seen: StepSeen<'a>,
+}
+
+/// The outcome of one stage for one record.
+#[derive(Debug)]
+pub enum StepSeen<'a> {
+    /// The predicate said no: the record went past unchanged.
+    Skipped,
+    /// The transformation gave this record.
+    Applied(&'a ConnectRecord),
+    /// The transformation dropped the record.
+    Dropped,
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ use std::fmt;
 use crate::data::{SchemaRef, Value};
 use crate::record::ConnectRecord;
 
-pub use chain::{TransformChain, TransformError};
+pub use chain::{Step, StepSeen, TransformChain, TransformError};
 pub use java_regex::JavaRegex;
 pub use registry::{
     configure_predicate, configure_transformation, predicate_classes, predicate_def,

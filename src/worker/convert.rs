@@ -199,6 +199,27 @@ impl Converters {
         })
     }
 
+    /// The converters a connector of `plugin` runs with: those its config names, else the plugin's
+    /// own (the Kafka bridge carries bytes with `ByteArrayConverter`), else the worker's.
+    ///
+    /// # Errors
+    /// As [`Converters::for_connector`].
+    pub fn for_plugin(
+        plugin: &dyn crate::connectors::ConnectorPlugin,
+        connector: &Props,
+        worker: &WorkerConfig,
+    ) -> Result<Converters, ConverterSetupError> {
+        let mut with_defaults = connector.clone();
+        for key in crate::config::connector::ConverterRole::ALL.map(|r| r.key()) {
+            if let Some(class) = plugin.default_converter(key) {
+                if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
+                    with_defaults.insert(key.to_string(), class.to_string());
+                }
+            }
+        }
+        Converters::for_connector(&with_defaults, worker)
+    }
+
     /// Serialises a source record for the log.
     pub(crate) fn encode(&self, r: &ConnectRecord) -> Result<ProducedRecord, StageFailure> {
         let mut headers = Vec::with_capacity(r.headers.len());

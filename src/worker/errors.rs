@@ -112,31 +112,11 @@ impl ErrorHandler {
             Some((record.partition, record.offset)),
         );
         if let Some(dlq) = &self.dlq_topic {
-            let mut headers = record.headers.clone();
-            if self.dlq_context_headers {
-                let mut add = |k: &str, v: String| {
-                    headers.push((format!("{HEADER_PREFIX}{k}"), Some(v.into_bytes())))
-                };
-                add("topic", record.topic.clone());
-                add("partition", record.partition.to_string());
-                add("offset", record.offset.to_string());
-                add("connector.name", self.connector.clone());
-                add("task.id", self.task.to_string());
-                add("stage", failure.stage.to_string());
-                add("class.name", failure.class.clone());
-                add(
-                    "exception.class.name",
-                    "org.apache.kafka.connect.errors.DataException".into(),
-                );
-                add("exception.message", failure.message.clone());
-                add(
-                    "exception.stacktrace",
-                    format!(
-                        "org.apache.kafka.connect.errors.DataException: {}",
-                        failure.message
-                    ),
-                );
-            }
+            let headers = if self.dlq_context_headers {
+                with_context_headers(record, &self.connector, self.task, &failure)
+            } else {
+                record.headers.clone()
+            };
             let batch = AppendBatch {
                 connector: self.connector.clone(),
                 records: vec![ProducedRecord {
@@ -182,4 +162,37 @@ impl ErrorHandler {
             }
         }
     }
+}
+
+/// A failed record's headers followed by Kafka's `__connect.errors.*` context headers, as the dead
+/// letter queue receives them.
+pub(crate) fn with_context_headers(
+    record: &LogRecord,
+    connector: &str,
+    task: u32,
+    failure: &StageFailure,
+) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut headers = record.headers.clone();
+    let mut add =
+        |k: &str, v: String| headers.push((format!("{HEADER_PREFIX}{k}"), Some(v.into_bytes())));
+    add("topic", record.topic.clone());
+    add("partition", record.partition.to_string());
+    add("offset", record.offset.to_string());
+    add("connector.name", connector.to_string());
+    add("task.id", task.to_string());
+    add("stage", failure.stage.to_string());
+    add("class.name", failure.class.clone());
+    add(
+        "exception.class.name",
+        "org.apache.kafka.connect.errors.DataException".into(),
+    );
+    add("exception.message", failure.message.clone());
+    add(
+        "exception.stacktrace",
+        format!(
+            "org.apache.kafka.connect.errors.DataException: {}",
+            failure.message
+        ),
+    );
+    headers
 }

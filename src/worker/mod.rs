@@ -6,8 +6,8 @@
 //! returns an error or panics is marked FAILED with a trace; the worker and the other tasks go on.
 
 mod control;
-mod convert;
-mod errors;
+pub(crate) mod convert;
+pub(crate) mod errors;
 mod pool;
 mod sink;
 mod source;
@@ -343,15 +343,7 @@ impl Worker {
         plugin: &Arc<dyn ConnectorPlugin>,
         connector_config: &Props,
     ) -> Result<(Converters, crate::transforms::TransformChain), String> {
-        let mut with_defaults = connector_config.clone();
-        for key in crate::config::connector::ConverterRole::ALL.map(|r| r.key()) {
-            if let Some(class) = plugin.default_converter(key) {
-                if with_defaults.get(key).is_none_or(|c| c.trim().is_empty()) {
-                    with_defaults.insert(key.to_string(), class.to_string());
-                }
-            }
-        }
-        Converters::for_connector(&with_defaults, &self.config)
+        Converters::for_plugin(plugin.as_ref(), connector_config, &self.config)
             .map_err(|e| e.to_string())
             .and_then(|c| {
                 crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))

@@ -31,3 +31,17 @@ pub const NULL_VALUE_MESSAGE: &str = "Null value can not be supplied as the conf
 
 #[cfg(test)]
 mod tests;
+
+/// Whether a sink connector config subscribes to `topic`, through `topics` or `topics.regex`.
+pub fn subscribes(config: &std::collections::BTreeMap<String, String>, topic: &str) -> bool {
+    let listed = config
+        .get(crate::config::keys::TOPICS)
+        .is_some_and(|t| t.split(',').any(|t| t.trim() == topic));
+    let matched = config
+        .get(crate::config::keys::TOPICS_REGEX)
+        .map(|r| r.trim())
+        .filter(|r| !r.is_empty())
+        .and_then(|r| regex::Regex::new(&format!("^(?:{r})$")).ok())
+        .is_some_and(|r| r.is_match(topic));
+    listed || matched
+}
