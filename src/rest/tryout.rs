@@ -1,6 +1,7 @@
 //! `POST /connector-plugins/{plugin}/config/test`: `liteconnect test` over REST. The body is
 //! `{"config": {...}, "records": [...]}` (records as `liteconnect test --input` reads them), with
-//! optional `steps` (default true), and for a source config `max.records` (default 10, at most 1,000)
+//! optional `steps` (default true); `connector.class` defaults to the plugin of the path and `name`
+//! to `test`; and for a source config `max.records` (default 10, at most 1,000)
 //! and `timeout.ms` (default 5,000, at most 60,000). The answer is
 //! `{"name", "type", "records": [...]}`, one outcome per record as `liteconnect test --format json`
 //! prints them.
@@ -57,6 +58,10 @@ impl TestRequest {
         config
             .entry(crate::config::keys::CONNECTOR_CLASS.to_string())
             .or_insert_with(|| plugin.to_string());
+        // Nothing is created, so a name is only for the dead letter queue's context headers.
+        config
+            .entry("name".to_string())
+            .or_insert_with(|| "test".to_string());
         let records = match body.remove("records") {
             None | Some(Json::Null) => Vec::new(),
             Some(Json::Array(list)) => tryout::input::parse_array(&list).map_err(|e| {

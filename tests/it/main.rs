@@ -39,4 +39,5 @@ mod spooldir;
 mod task_cap;
 mod topics;
 mod transforms;
+mod tryout;
 mod verifiable;
