@@ -114,12 +114,7 @@ fn run_inner(args: &TestArgs, worker: &WorkerConfig) -> Result<u8, (u8, String)>
             .run_source(args.max_records, args.timeout, args.steps)
             .map_err(|e| (EXIT_DIFFERENT, format!("{shown}: {e}")))?
     };
-    for outcome in &outcomes {
-        match args.format {
-            Format::Json => println!("{outcome}"),
-            Format::Text => println!("{}", tryout::text(outcome)),
-        }
-    }
+    print(&outcomes, args.format);
     let task_failed = outcomes.last().is_some_and(|o| {
         o.get("result") == Some(&Json::from("failed"))
             && o.get("skipped") == Some(&Json::from(false))
@@ -147,6 +142,22 @@ fn run_inner(args: &TestArgs, worker: &WorkerConfig) -> Result<u8, (u8, String)>
         eprintln!("  {d}");
     }
     Ok(EXIT_DIFFERENT)
+}
+
+/// Prints the outcomes through one buffer (stdout alone writes each line).
+fn print(outcomes: &[Json], format: Format) {
+    use std::io::Write as _;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for outcome in outcomes {
+        let written = match format {
+            Format::Json => writeln!(out, "{outcome}"),
+            Format::Text => writeln!(out, "{}", tryout::text(outcome)),
+        };
+        if written.is_err() {
+            return;
+        }
+    }
+    let _ = out.flush();
 }
 
 fn read(path: &Path) -> Result<String, (u8, String)> {

@@ -26,6 +26,7 @@ mod report;
 mod rest;
 mod scale;
 mod scrape;
+mod tryout;
 mod webhook;
 mod worker;
 
@@ -89,6 +90,8 @@ enum Scenario {
     Idle,
     /// The same with FileStream connectors: sources on empty files, sinks on silent topics.
     IdleFiles,
+    /// `liteconnect test` through a five-transform chain, beside the same chain in a running sink.
+    Test,
 }
 
 impl Scenario {
@@ -119,6 +122,7 @@ impl Scenario {
             Scenario::Control => control::scenario(ctx, rows).await,
             Scenario::Idle => idle::scenario(ctx, rows).await,
             Scenario::IdleFiles => idle::files_scenario(ctx, rows).await,
+            Scenario::Test => tryout::scenario(ctx, rows).await,
         }
     }
 }
