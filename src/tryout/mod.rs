@@ -459,11 +459,55 @@ impl SourceTaskContext for Context {
     }
 }
 
-/// Whether the given config names a source or sink connector the catalog has, for messages.
-pub fn kind_of(config: &Props) -> Option<ConnectorType> {
-    let class = config.get(crate::config::keys::CONNECTOR_CLASS)?;
-    crate::plugins::Plugins::new()
-        .connector(class.trim())
-        .ok()
-        .map(|p| p.connector_type())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Props {
+        let mut c: Props = [
+            ("name", "t"),
+            ("connector.class", "FileStreamSink"),
+            ("file", "unused.txt"),
+            (
+                "value.converter",
+                "org.apache.kafka.connect.storage.StringConverter",
+            ),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        c.extend(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        c
+    }
+
+    #[test]
+    fn records_of_other_topics_are_not_delivered_and_a_regex_subscribes() {
+        let records = input::parse_lines(
+            "{\"topic\":\"a-1\",\"value\":\"x\"}\n{\"topic\":\"b\",\"value\":\"y\"}\n",
+        )
+        .unwrap();
+        let p = prepare(
+            &config(&[("topics.regex", "a-.*")]),
+            &WorkerConfig::defaults(),
+        )
+        .unwrap();
+        let out = p.run_sink(&records, false);
+        assert_eq!(out[0]["result"], "delivered");
+        assert_eq!(out[1]["result"], "not subscribed");
+        assert_eq!(out[1]["topic"], "b");
+    }
+
+    #[test]
+    fn an_invalid_config_lists_every_error_by_key() {
+        let Err(TryError::Config(errors)) = prepare(
+            &config(&[("transforms", "x"), ("tasks.max", "many")]),
+            &WorkerConfig::defaults(),
+        ) else {
+            panic!("an invalid config was prepared");
+        };
+        let keys: Vec<&str> = errors.iter().filter_map(|e| e.split(':').next()).collect();
+        assert!(keys.contains(&"tasks.max"), "{errors:?}");
+        assert!(keys.contains(&"transforms.x.type"), "{errors:?}");
+        assert!(keys.contains(&"topics"), "{errors:?}");
+    }
 }
