@@ -22,8 +22,7 @@ pub const FEATURE_CLASSES: &[(&str, &str)] = &[
     ("liteconnect.http.WebhookSourceConnector", "http"),
 ];
 
-/// Why a `jdbc:postgresql:` URL fails in a build without the `jdbc-postgres` feature.
-pub const POSTGRES_MISSING: &str = "This build of liteconnect was made without the `jdbc-postgres` feature, which provides PostgreSQL (jdbc:postgresql: URLs) for io.confluent.connect.jdbc.JdbcSourceConnector and io.confluent.connect.jdbc.JdbcSinkConnector.";
+pub use crate::connectors::jdbc::POSTGRES_MISSING;
 
 /// Whether this build was made with `feature`.
 // With every feature on, each arm is `true`.

@@ -24,6 +24,7 @@ mod kafka_listener;
 #[cfg(feature = "kafka-client")]
 mod kafka_security;
 mod kip980;
+mod layers;
 mod lifecycle;
 mod metrics;
 mod migrate;

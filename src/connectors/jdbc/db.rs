@@ -273,7 +273,7 @@ impl Conn {
                 Ok(Conn::Sqlite(conn))
             }
             #[cfg(not(feature = "jdbc-postgres"))]
-            Target::Postgres { .. } => Err(fatal(crate::plugins::features::POSTGRES_MISSING)),
+            Target::Postgres { .. } => Err(fatal(super::POSTGRES_MISSING)),
             #[cfg(feature = "jdbc-postgres")]
             Target::Postgres {
                 host,

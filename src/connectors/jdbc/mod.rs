@@ -11,6 +11,9 @@ pub mod source;
 mod source_config;
 pub mod types;
 
+/// Why a `jdbc:postgresql:` URL fails in a build without the `jdbc-postgres` feature.
+pub const POSTGRES_MISSING: &str = "This build of liteconnect was made without the `jdbc-postgres` feature, which provides PostgreSQL (jdbc:postgresql: URLs) for io.confluent.connect.jdbc.JdbcSourceConnector and io.confluent.connect.jdbc.JdbcSinkConnector.";
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -90,7 +93,7 @@ fn check_url(config: &BTreeMap<String, Option<String>>, errors: &mut Vec<(String
                         CONNECTION_URL.into(),
                         format!(
                             "Invalid value {url} for configuration {CONNECTION_URL}: {}",
-                            crate::plugins::features::POSTGRES_MISSING
+                            POSTGRES_MISSING
                         ),
                     ));
                 }
