@@ -668,11 +668,18 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     let f = Fixture::start().await;
     let mut b = Browser::start(&f.w.url, 1024, 900).await;
 
-    // The form: collapsed at first; opened, it offers an example record for a sink; a config without
-    // its name is refused by the route, and the refusal is shown in the panel.
+    // The form: collapsed at first. For a source, its task runs for a few records, none stored.
+    append_lines(&f.input, ["one".to_string(), "two".into()]);
     b.open("#/new").await;
-    b.choose("#plugin", SINK_CLASS).await;
-    b.type_into("input[name='topics']", "orders").await;
+    b.choose(
+        "#plugin",
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    )
+    .await;
+    b.type_into("input[name='name']", "polled").await;
+    b.type_into("input[name='file']", &f.input.display().to_string())
+        .await;
+    b.type_into("input[name='topic']", "lines").await;
     assert_eq!(
         b.eval("return document.getElementById('try-it').open")
             .await,
@@ -680,6 +687,30 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     );
     assert!(!b.find("#try-run").await.is_displayed().await.unwrap());
     b.click("#try-it > summary").await;
+    b.find("#try-source:not([hidden])").await;
+    assert!(!b.find("#try-records").await.is_displayed().await.unwrap());
+    b.type_into("#try-max", "2").await;
+    b.click("#try-run").await;
+    b.find("#try-result li[data-index='1'][data-result='stored']")
+        .await;
+    assert_eq!(
+        texts(&b, "#try-result li.try-record > dl [data-part='value']").await,
+        ["one", "two"]
+    );
+    assert_eq!(
+        texts(&b, "#try-result li[data-index='0'] li[data-step]")
+            .await
+            .len(),
+        1,
+        "the polled step"
+    );
+    b.assert_clean("the form's Try it for a source").await;
+
+    // Another plugin, a sink: the panel offers an example record; a config without its name is
+    // refused by the route, and the refusal is shown in the panel.
+    b.choose("#plugin", SINK_CLASS).await;
+    b.type_into("input[name='topics']", "orders").await;
+    b.find("#try-sink:not([hidden])").await;
     let example = "return document.getElementById('try-records').value";
     wait_until("the example record", || async {
         b.eval(example)
@@ -811,6 +842,14 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     b.screenshot("try-it").await;
     b.resize(360, 740).await;
     b.assert_clean("the Try it results at 360 px").await;
+    let inside = b
+        .eval("const c = document.getElementById('try-it').closest('.card'); return c.scrollWidth <= c.clientWidth")
+        .await;
+    assert_eq!(
+        inside,
+        json!(true),
+        "the panel scrolls sideways in its card at 360 px"
+    );
     b.screenshot("try-it-360").await;
     b.resize(1024, 900).await;
 
@@ -818,6 +857,7 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     assert_eq!(f.w.get("/connectors").await.1, json!([]));
     let topics = f.w.get("/topics").await.1;
     assert!(!topics.to_string().contains("orders"), "{topics}");
+    assert!(!topics.to_string().contains("lines"), "{topics}");
     assert!(!f.output.exists(), "the sink's file was written");
 
     // A connector's page: the panel tries the config editor's config, with records from a file.
