@@ -12,7 +12,12 @@ let pluginTypes = null;
 async function typeOf(plugin) {
   if (!plugin) return null;
   pluginTypes = pluginTypes || get('connector-plugins').catch((e) => { pluginTypes = null; throw e; });
-  const found = (await pluginTypes).find((p) => p.class === plugin || p.class.split('.').pop() === plugin);
+  // A class, or its alias as Kafka takes it: the simple name, with or without "Connector".
+  const name = plugin.trim();
+  const found = (await pluginTypes).find((p) => {
+    const simple = p.class.split('.').pop();
+    return p.class === name || simple === name || simple.replace(/Connector$/, '') === name;
+  });
   return found ? found.type : null;
 }
 

@@ -861,10 +861,20 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     assert!(!f.output.exists(), "the sink's file was written");
 
     // A connector's page: the panel tries the config editor's config, with records from a file.
-    f.w.create(tried_sink(&f.output)).await;
+    // Its class by alias: the panel still knows it for a sink's and offers the example record.
+    let mut tried = tried_sink(&f.output);
+    tried["config"]["connector.class"] = json!("FileStreamSink");
+    f.w.create(tried).await;
     b.open("#/connectors/tried").await;
     b.find("#config-json").await;
     b.click("#try-it > summary").await;
+    wait_until("the example record on the connector's page", || async {
+        b.eval(example)
+            .await
+            .as_str()
+            .is_some_and(|v| v.starts_with('{'))
+    })
+    .await;
     let file = f.dir.path().join("records.jsonl");
     std::fs::write(&file, "{\"value\": {\"id\": 7, \"secret\": \"x\"}}\n").unwrap();
     b.find("#try-file")
