@@ -44,6 +44,7 @@ const FILES: &[Asset] = &[
     asset!("js/connectors.js", JS),
     asset!("js/connector.js", JS),
     asset!("js/create.js", JS),
+    asset!("js/tryit.js", JS),
     asset!("js/topics.js", JS),
     asset!("js/worker.js", JS),
 ];

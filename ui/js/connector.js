@@ -4,6 +4,7 @@ import { api, get, seg, metrics, connectorRates } from './api.js';
 import { h, fill, stateBadge, notify, ask, td, every, fmtNumber } from './dom.js';
 import { actions, traceView } from './connectors.js';
 import { chart } from './chart.js';
+import { tryPanel } from './tryit.js';
 
 const WINDOW_MS = 5 * 60 * 1000;
 
@@ -49,14 +50,21 @@ function configSection(name, path) {
       notify(`Saved the config of ${name}.`);
     } catch (e) { notify(`Saving the config of ${name} failed: ${e.message}`, 'error'); }
   };
-  const load = async () => { area.value = JSON.stringify(await get(`${path}/config`), null, 2); };
+  const trial = tryPanel(() => {
+    let config;
+    try { config = JSON.parse(area.value); } catch (e) { throw new Error(`The config is not valid JSON: ${e.message}`); }
+    if (!config || typeof config !== 'object' || Array.isArray(config)) throw new Error('The config must be a JSON object.');
+    if (!config['connector.class']) throw new Error('The config names no connector.class.');
+    return { plugin: config['connector.class'], config };
+  });
+  const load = async () => { area.value = JSON.stringify(await get(`${path}/config`), null, 2); trial.sync(); };
   const section = h('section', { class: 'card', 'aria-labelledby': 'h-config' },
     h('h2', { id: 'h-config' }, 'Config'), area,
     h('div', { class: 'row' },
       h('button', { type: 'button', id: 'config-validate', onclick: validate }, 'Validate'),
       h('button', { type: 'button', class: 'primary', id: 'config-save', onclick: save }, 'Save config'),
       h('button', { type: 'button', onclick: load }, 'Reload')),
-    result);
+    result, trial.el);
   return { section, load };
 }
 

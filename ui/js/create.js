@@ -3,6 +3,7 @@
 
 import { api, get, seg } from './api.js';
 import { h, fill, notify, debounce } from './dom.js';
+import { tryPanel } from './tryit.js';
 
 const STATES = ['RUNNING', 'PAUSED', 'STOPPED'];
 /** Keys shown outside "More settings" whatever their group. */
@@ -137,6 +138,7 @@ function formMode(plugins) {
       api('PUT', `connector-plugins/${seg(plugin)}/config/validate`, { 'connector.class': plugin }),
     ]);
     buildFields(form, own, validated);
+    trial.sync();
   });
   const submit = async (ev) => {
     ev.preventDefault();
@@ -153,12 +155,28 @@ function formMode(plugins) {
     if (offs) body.offsets = offs;
     await createWith(body);
   };
-  return h('form', { id: 'create-form', onsubmit: submit, novalidate: true },
+  const trial = tryPanel(() => {
+    if (!plugin) throw new Error('Choose a plugin first.');
+    return { plugin, config: collect(form, plugin) };
+  });
+  return [h('form', { id: 'create-form', onsubmit: submit, novalidate: true },
     h('div', { class: 'field' }, h('label', { for: 'plugin' }, 'Plugin'), select),
     form, stateBox,
     h('div', { class: 'field' }, h('label', { for: 'create-offsets' }, 'Starting offsets (optional, JSON)'), offsets),
     status,
-    h('button', { type: 'submit', class: 'primary', id: 'create' }, 'Create connector'));
+    h('button', { type: 'submit', class: 'primary', id: 'create' }, 'Create connector')), trial.el];
+}
+
+/** The config of a pasted body: a `POST /connectors` body's config (with its name), or a flat config. */
+function jsonConfig(text) {
+  let parsed;
+  try { parsed = JSON.parse(text); } catch (e) { throw new Error(`The request body is not valid JSON: ${e.message}`); }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('The request body must be a JSON object.');
+  const config = parsed.config && typeof parsed.config === 'object' ? { ...parsed.config } : { ...parsed };
+  if (parsed.config && parsed.name !== undefined && config.name === undefined) config.name = parsed.name;
+  const plugin = config['connector.class'];
+  if (!plugin) throw new Error('The config names no connector.class.');
+  return { plugin, config };
 }
 
 function jsonMode() {
@@ -172,9 +190,11 @@ function jsonMode() {
     const body = parsed.config && typeof parsed.config === 'object' ? parsed : { name: parsed.name, config: parsed };
     await createWith(body);
   };
-  return h('form', { id: 'json-form', onsubmit: submit },
+  const trial = tryPanel(() => jsonConfig(area.value));
+  area.addEventListener('change', () => trial.sync());
+  return [h('form', { id: 'json-form', onsubmit: submit },
     h('div', { class: 'field' }, h('label', { for: 'create-json' }, 'Request body: {"name", "config", "initial_state", "offsets"}, or a flat config with "name"'), area),
-    h('button', { type: 'submit', class: 'primary' }, 'Create from JSON'));
+    h('button', { type: 'submit', class: 'primary' }, 'Create from JSON')), trial.el];
 }
 
 export async function render(main) {

@@ -631,3 +631,280 @@ async fn long_names_twin_plugins_and_the_generated_form_read_well() {
     b.assert_clean("the generated form").await;
     b.close().await;
 }
+
+/// A sink chain for the "Try it" panel: RegexRouter, ReplaceField$Value without `secret`, and a Filter
+/// for the records with a `drop-me` header; JSON values, failures to a dead letter queue.
+fn tried_sink(output: &std::path::Path) -> Json {
+    json!({"name": "tried", "config": {
+        "connector.class": SINK_CLASS, "tasks.max": "1", "topics": "orders",
+        "file": output.display().to_string(),
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "transforms": "route,trim,keep",
+        "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+        "transforms.route.regex": "orders", "transforms.route.replacement": "orders-routed",
+        "transforms.trim.type": "org.apache.kafka.connect.transforms.ReplaceField$Value",
+        "transforms.trim.exclude": "secret",
+        "transforms.keep.type": "org.apache.kafka.connect.transforms.Filter",
+        "transforms.keep.predicate": "marked",
+        "predicates": "marked",
+        "predicates.marked.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+        "predicates.marked.name": "drop-me",
+        "errors.tolerance": "all", "errors.deadletterqueue.topic.name": "orders-dlq"}})
+}
+
+/// The text of each element `css` selects, in order.
+async fn texts(b: &Browser, css: &str) -> Vec<String> {
+    let list = b
+        .eval(&format!(
+            "return [...document.querySelectorAll(\"{css}\")].map((e) => e.textContent)"
+        ))
+        .await;
+    serde_json::from_value(list).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
+    let f = Fixture::start().await;
+    let mut b = Browser::start(&f.w.url, 1024, 900).await;
+
+    // The form: collapsed at first. For a source, its task runs for a few records, none stored.
+    append_lines(&f.input, ["one".to_string(), "two".into()]);
+    b.open("#/new").await;
+    b.choose(
+        "#plugin",
+        "org.apache.kafka.connect.file.FileStreamSourceConnector",
+    )
+    .await;
+    b.type_into("input[name='name']", "polled").await;
+    b.type_into("input[name='file']", &f.input.display().to_string())
+        .await;
+    b.type_into("input[name='topic']", "lines").await;
+    assert_eq!(
+        b.eval("return document.getElementById('try-it').open")
+            .await,
+        json!(false)
+    );
+    assert!(!b.find("#try-run").await.is_displayed().await.unwrap());
+    b.click("#try-it > summary").await;
+    b.find("#try-source:not([hidden])").await;
+    assert!(!b.find("#try-records").await.is_displayed().await.unwrap());
+    b.type_into("#try-max", "2").await;
+    b.click("#try-run").await;
+    b.find("#try-result li[data-index='1'][data-result='stored']")
+        .await;
+    assert_eq!(
+        texts(&b, "#try-result li.try-record > dl [data-part='value']").await,
+        ["one", "two"]
+    );
+    assert_eq!(
+        texts(&b, "#try-result li[data-index='0'] li[data-step]")
+            .await
+            .len(),
+        1,
+        "the polled step"
+    );
+    b.assert_clean("the form's Try it for a source").await;
+
+    // Another plugin, a sink: the panel offers an example record; a config without its name is
+    // refused by the route, and the refusal is shown in the panel.
+    b.choose("#plugin", SINK_CLASS).await;
+    b.type_into("input[name='topics']", "orders").await;
+    b.find("#try-sink:not([hidden])").await;
+    let example = "return document.getElementById('try-records').value";
+    wait_until("the example record", || async {
+        b.eval(example)
+            .await
+            .as_str()
+            .is_some_and(|v| v.starts_with('{'))
+    })
+    .await;
+    b.click("#try-run").await;
+    let refused = b.some_text("#try-error").await;
+    assert!(refused.contains("HTTP 400"), "{refused}");
+    assert!(refused.contains("\"name\""), "{refused}");
+    // The browser logs the refused request itself (a network line, not a script error): that one only.
+    let logged = b.console_errors().await;
+    assert!(
+        logged
+            .iter()
+            .all(|e| e.contains("/config/test") && e.contains("status of 400")),
+        "{logged:#?}"
+    );
+    b.assert_clean("the form's Try it refusal").await;
+
+    // The JSON mode: three records, one delivered, one dropped by the filter, one the JSON converter
+    // cannot read (to the dead letter queue).
+    b.click("button[data-mode='json']").await;
+    b.type_into("#create-json", &tried_sink(&f.output).to_string())
+        .await;
+    b.click("#try-it > summary").await;
+    wait_until("the example record in the JSON mode", || async {
+        b.eval(example)
+            .await
+            .as_str()
+            .is_some_and(|v| v.starts_with('{'))
+    })
+    .await;
+    let records = [
+        r#"{"key": "k1", "value": {"id": 1, "secret": "s1"}}"#,
+        r#"{"key": "k2", "value": {"id": 2, "secret": "s2"}, "headers": {"drop-me": "yes"}}"#,
+        r#"{"key": "k3", "value": "not json"}"#,
+    ];
+    b.type_into("#try-records", &records.join("\n")).await;
+    b.click("#try-run").await;
+    b.find("#try-result li[data-index='2']").await;
+    let results = b
+        .eval("return [...document.querySelectorAll('#try-result li.try-record')].map((e) => e.dataset.result)")
+        .await;
+    assert_eq!(results, json!(["delivered", "dropped", "failed"]));
+    let first = "#try-result li[data-index='0']";
+    let topic = b
+        .some_text(&format!("{first} > dl [data-part='topic']"))
+        .await;
+    assert_eq!(topic, "orders-routed · partition 0");
+    let value = b
+        .some_text(&format!("{first} > dl [data-part='value']"))
+        .await;
+    assert_eq!(value, r#"{"id":1}"#, "the excluded field is gone");
+    let dropped = b
+        .some_text("#try-result li[data-index='1'] .try-head")
+        .await;
+    assert!(
+        dropped.contains("dropped by transform keep (Filter)"),
+        "{dropped}"
+    );
+    assert_eq!(
+        b.some_text("#try-result li[data-index='1'] [data-by]")
+            .await,
+        "keep"
+    );
+    let failed = "#try-result li[data-index='2']";
+    assert_eq!(
+        b.some_text(&format!("{failed} [data-stage]")).await,
+        "VALUE_CONVERTER"
+    );
+    let error = b.some_text(&format!("{failed} .try-error")).await;
+    assert!(
+        error.contains("Converting byte[] to Kafka Connect data failed"),
+        "{error}"
+    );
+    let dlq = b.some_text(&format!("{failed} [data-dlq]")).await;
+    assert!(dlq.contains("dead letter queue orders-dlq"), "{dlq}");
+    assert_eq!(
+        b.some_text(&format!("{failed} dl [data-part='value']"))
+            .await,
+        "not json"
+    );
+    let summary = b.some_text("#try-status").await;
+    assert!(
+        summary.contains("1 delivered, 1 dropped, 1 failed"),
+        "{summary}"
+    );
+
+    // The first record step by step: what each transform changed is marked.
+    b.click(&format!("{first} .try-steps > summary")).await;
+    let step =
+        |n: usize, part: &str| format!("{first} li[data-step]:nth-child({n}) [data-part='{part}']");
+    let steps = b
+        .eval(&format!(
+            "return [...document.querySelectorAll(\"{first} li[data-step]\")]
+               .map((e) => [e.dataset.step, e.dataset.alias || '', e.dataset.stepResult || ''])"
+        ))
+        .await;
+    assert_eq!(
+        steps,
+        json!([
+            ["converters", "", ""],
+            ["transform", "route", "applied"],
+            ["transform", "trim", "applied"],
+            ["transform", "keep", "skipped by its predicate"]
+        ])
+    );
+    assert_eq!(b.some_text(&step(1, "topic")).await, "orders · partition 0");
+    assert_eq!(
+        b.some_text(&step(1, "value")).await,
+        r#"{"id":1,"secret":"s1"}"#
+    );
+    assert_eq!(
+        b.some_text(&step(2, "topic")).await,
+        "orders-routed · partition 0"
+    );
+    assert_eq!(b.some_text(&step(3, "value")).await, r#"{"id":1}"#);
+    let changed = texts(&b, &format!("{first} li[data-step] [data-changed]")).await;
+    assert_eq!(changed, ["orders-routed · partition 0", r#"{"id":1}"#]);
+    b.eval("document.getElementById('try-it').scrollIntoView(); return null")
+        .await;
+    b.assert_clean("the Try it results").await;
+    b.resize(1024, 1400).await;
+    b.eval("document.getElementById('try-it').scrollIntoView(); return null")
+        .await;
+    b.screenshot("try-it").await;
+    b.resize(360, 740).await;
+    b.assert_clean("the Try it results at 360 px").await;
+    let inside = b
+        .eval("const c = document.getElementById('try-it').closest('.card'); return c.scrollWidth <= c.clientWidth")
+        .await;
+    assert_eq!(
+        inside,
+        json!(true),
+        "the panel scrolls sideways in its card at 360 px"
+    );
+    b.screenshot("try-it-360").await;
+    b.resize(1024, 900).await;
+
+    // Trying created nothing and wrote nothing.
+    assert_eq!(f.w.get("/connectors").await.1, json!([]));
+    let topics = f.w.get("/topics").await.1;
+    assert!(!topics.to_string().contains("orders"), "{topics}");
+    assert!(!topics.to_string().contains("lines"), "{topics}");
+    assert!(!f.output.exists(), "the sink's file was written");
+
+    // A connector's page: the panel tries the config editor's config, with records from a file.
+    // Its class by alias: the panel still knows it for a sink's and offers the example record.
+    let mut tried = tried_sink(&f.output);
+    tried["config"]["connector.class"] = json!("FileStreamSink");
+    f.w.create(tried).await;
+    b.open("#/connectors/tried").await;
+    b.find("#config-json").await;
+    b.click("#try-it > summary").await;
+    wait_until("the example record on the connector's page", || async {
+        b.eval(example)
+            .await
+            .as_str()
+            .is_some_and(|v| v.starts_with('{'))
+    })
+    .await;
+    let file = f.dir.path().join("records.jsonl");
+    std::fs::write(&file, "{\"value\": {\"id\": 7, \"secret\": \"x\"}}\n").unwrap();
+    b.find("#try-file")
+        .await
+        .send_keys(&file.display().to_string())
+        .await
+        .expect("choose the file");
+    wait_until("the file's records", || async {
+        b.eval("return document.getElementById('try-records').value")
+            .await
+            .as_str()
+            .is_some_and(|v| v.contains("\"id\": 7"))
+    })
+    .await;
+    b.click("#try-run").await;
+    b.find("#try-result li[data-index='0'][data-result='delivered']")
+        .await;
+    assert_eq!(
+        b.some_text("#try-result li[data-index='0'] > dl [data-part='value']")
+            .await,
+        r#"{"id":7}"#
+    );
+    // Invalid JSON in the editor is shown in the panel, not thrown.
+    b.type_into("#config-json", "{not json").await;
+    b.click("#try-run").await;
+    b.wait_text("#try-error", "the editor's bad JSON", |t| {
+        t.contains("not valid JSON")
+    })
+    .await;
+    assert_eq!(f.w.get("/connectors").await.1, json!(["tried"]));
+    b.assert_clean("the connector page's Try it").await;
+    b.close().await;
+}
