@@ -211,10 +211,10 @@ impl Herder {
         Ok(())
     }
 
-    /// Stops every task, committing sink offsets first (worker shutdown).
+    /// Stops every task, committing sink offsets first, then the worker's task pool (worker shutdown).
     pub async fn shutdown(&self) {
         let _guard = self.ops.lock().await;
-        self.worker.stop_all().await;
+        self.worker.shutdown().await;
     }
 
     fn entry(&self, name: &str) -> Option<Entry> {
