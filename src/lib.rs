@@ -313,11 +313,13 @@ pub async fn serve(
     #[cfg_attr(not(feature = "kafka-listener"), allow(unused_mut))]
     let mut servers = start_servers(&worker, &herder, listeners, &stop_rx);
     #[cfg(feature = "kafka-listener")]
-    servers.extend(
-        worker
-            .kafka
-            .start(&worker.config, &herder, kafka_sockets, &stop_rx),
-    );
+    servers.extend(worker.kafka.start(
+        &worker.config,
+        &worker.store,
+        herder.log_signal(),
+        kafka_sockets,
+        &stop_rx,
+    ));
     // Without the Kafka listener the worker config has no `kafka.listeners` (WorkerConfig::from_props).
     #[cfg(not(feature = "kafka-listener"))]
     drop(kafka_sockets);

@@ -39,7 +39,8 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::config::worker::kafka::{KafkaListener, KAFKA_SSL_PREFIX};
 use crate::config::worker::WorkerConfig;
-use crate::herder::Herder;
+use crate::storage::Store;
+use crate::worker::LogSignal;
 
 /// The Kafka listeners' material checked before the worker binds: TLS acceptors and SASL users.
 pub struct KafkaPrepared {
@@ -74,11 +75,13 @@ impl KafkaPrepared {
         Ok(KafkaPrepared { tls, credentials })
     }
 
-    /// Serves every bound Kafka listener, logging its address; returns their tasks.
+    /// Serves every bound Kafka listener, logging its address; returns their tasks. Produced records go
+    /// to `store`'s topic log; `signal` wakes fetches waiting for them.
     pub fn start(
         &self,
         config: &WorkerConfig,
-        herder: &Arc<Herder>,
+        store: &Store,
+        signal: &Arc<LogSignal>,
         sockets: Vec<TcpListener>,
         stop: &watch::Receiver<bool>,
     ) -> Vec<JoinHandle<()>> {
@@ -109,17 +112,17 @@ impl KafkaPrepared {
         let Some(first) = bound.first().map(|b| b.3.clone()) else {
             return Vec::new();
         };
-        let store = herder.store().clone();
+        let store = store.clone();
         let broker = Arc::new(dispatch::Broker {
             groups: Arc::new(groups::Groups::new(store.clone(), first)),
+            metrics: store.metrics().clone(),
             store,
-            signal: herder.log_signal().clone(),
+            signal: signal.clone(),
             settings: settings.clone(),
             retention_ms: config.retention_ms,
             retention_bytes: config.retention_bytes,
             credentials: self.credentials.clone(),
             producers: produce::Producers::default(),
-            metrics: herder.store().metrics().clone(),
             warnings: Default::default(),
         });
         bound

@@ -6,7 +6,8 @@
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use super::pool::{self, Job};
+use super::job::Job;
+use super::pool::Pool;
 
 /// What a task should be doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +31,8 @@ struct Inner {
 
 struct Parked {
     job: Box<Job>,
+    /// The pool it runs on again.
+    pool: Arc<Pool>,
     /// None while paused: only a mode change ends the park.
     deadline: Option<Instant>,
     park: u64,
@@ -100,9 +103,9 @@ impl TaskControl {
     fn unpark(parked: Option<Parked>) {
         if let Some(p) = parked {
             if let Some(deadline) = p.deadline {
-                pool::cancel(deadline, p.park);
+                p.pool.cancel(deadline, p.park);
             }
-            pool::submit(p.job);
+            p.pool.submit(p.job);
         }
     }
 
@@ -110,11 +113,12 @@ impl TaskControl {
     /// [`TaskControl::wait`] would wait; then it runs again on a pool thread. With no timeout the task
     /// is paused: it is put aside until its mode is no longer PAUSE, as
     /// [`TaskControl::wait_while_paused`]. Returns the job instead when it is to run on at once (a
-    /// wake-up came before, or the mode already changed).
+    /// wake-up came before, or the mode already changed). `pool` is the one it runs on.
     pub(super) fn park(
         self: &Arc<Self>,
         job: Box<Job>,
         timeout: Option<Duration>,
+        pool: &Arc<Pool>,
     ) -> Option<Box<Job>> {
         let mut inner = self.inner.lock().expect("control lock");
         let now = match timeout {
@@ -127,15 +131,16 @@ impl TaskControl {
             }
             return Some(job);
         }
-        let park = pool::next_park();
+        let park = pool.next_park();
         let deadline = timeout.map(|t| Instant::now() + t);
         if let Some(deadline) = deadline {
             // Scheduled under this block's lock, so a wake-up that takes the job cancels an entry that
             // exists.
-            pool::schedule(deadline, park, Arc::downgrade(self));
+            pool.schedule(deadline, park, Arc::downgrade(self));
         }
         inner.parked = Some(Parked {
             job,
+            pool: pool.clone(),
             deadline,
             park,
         });
@@ -148,7 +153,7 @@ impl TaskControl {
         if inner.parked.as_ref().is_some_and(|p| p.park == park) {
             let parked = inner.parked.take().expect("checked");
             drop(inner);
-            pool::submit(parked.job);
+            parked.pool.submit(parked.job);
         }
     }
 

@@ -1,13 +1,15 @@
 //! The worker: runs tasks, owns their converters, and stops them within the graceful timeout.
 //!
-//! Task loops run on OS threads of their own pool ([`pool`]), never on the async executor, so a
-//! connector's blocking I/O never touches it. A task with something to do keeps its thread; an idle one
+//! Task loops ([`job`]) run on OS threads of the worker's own pool ([`pool`]), never on the async
+//! executor, so a connector's blocking I/O never touches it. Each worker creates its pool and closes it
+//! when it shuts down ([`Worker::shutdown`]), so two workers in one process share nothing. A task with something to do keeps its thread; an idle one
 //! (caught up, paused, or a source that asked to be polled later) is parked and holds none. A task that
 //! returns an error or panics is marked FAILED with a trace; the worker and the other tasks go on.
 
 mod control;
 pub(crate) mod convert;
 pub(crate) mod errors;
+mod job;
 mod pool;
 mod sink;
 mod source;
@@ -219,6 +221,8 @@ pub struct Worker {
     generations: AtomicU64,
     /// File-system events for file sources.
     files: watch::FileWatcher,
+    /// Where the tasks run.
+    pool: Arc<pool::Pool>,
 }
 
 impl std::fmt::Debug for RunningTask {
@@ -249,6 +253,7 @@ impl Worker {
             tasks: Mutex::new(HashMap::new()),
             generations: AtomicU64::new(1),
             files: watch::FileWatcher::default(),
+            pool: pool::Pool::new(),
         }
     }
 
@@ -333,7 +338,8 @@ impl Worker {
             files: self.files.clone(),
         };
         self.store.metrics().task_started(true);
-        pool::submit(pool::Job::new(runtime, plugin.clone(), done_tx));
+        self.pool
+            .submit(job::Job::new(runtime, plugin.clone(), done_tx));
     }
 
     /// A task's converters and transformation chain. A connector's own converter defaults come
@@ -403,6 +409,13 @@ impl Worker {
         self.await_stopped(stopping).await;
     }
 
+    /// Stops every task (as [`Worker::stop_all`]), then the task pool: its threads exit once they have
+    /// nothing left to run (a task abandoned for not stopping in time keeps its thread until it returns).
+    pub async fn shutdown(&self) {
+        self.stop_all().await;
+        self.pool.close();
+    }
+
     async fn await_stopped(&self, stopping: Vec<((String, u32), RunningTask)>) {
         for (_, t) in &stopping {
             t.control.set_mode(Mode::Stop);
@@ -415,6 +428,13 @@ impl Worker {
             }
             self.store.metrics().remove_task(&connector, task);
         }
+    }
+}
+
+impl Drop for Worker {
+    /// A worker dropped without [`Worker::shutdown`] still lets its pool's threads go.
+    fn drop(&mut self) {
+        self.pool.close();
     }
 }
 
@@ -480,9 +500,8 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_panicking_or_failing_task_is_failed_with_a_trace_and_the_worker_lives_on() {
-        let dir = tempfile::tempdir().unwrap();
+    /// A worker on a database in `dir`, with string converters.
+    fn test_worker(dir: &tempfile::TempDir) -> (Worker, Arc<StatusBoard>) {
         let store = Store::open(&StoreOptions {
             path: dir.path().join("w.db"),
             synchronous: Synchronous::Normal,
@@ -501,7 +520,13 @@ mod tests {
         );
         let config = Arc::new(WorkerConfig::from_props(props).unwrap());
         let statuses = StatusBoard::new("w:1".into(), store.clone());
-        let worker = Worker::new(store, config, statuses.clone());
+        (Worker::new(store, config, statuses.clone()), statuses)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_or_failing_task_is_failed_with_a_trace_and_the_worker_lives_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (worker, statuses) = test_worker(&dir);
         let panicking: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: true });
         let failing: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: false });
         let none = Props::new();
@@ -534,5 +559,111 @@ mod tests {
         // The worker still starts and stops tasks.
         worker.start_task(spec(&failing, "f"), Props::new(), Mode::Pause);
         worker.stop_all().await;
+    }
+
+    /// A source that never has records: its task parks between polls.
+    #[derive(Debug)]
+    struct Idle;
+
+    struct IdleTask;
+
+    impl SourceTask for IdleTask {
+        fn start(
+            &mut self,
+            _config: &Props,
+            _context: &dyn SourceTaskContext,
+        ) -> Result<(), TaskError> {
+            Ok(())
+        }
+        fn poll(
+            &mut self,
+            context: &dyn SourceTaskContext,
+        ) -> Result<Vec<SourceRecord>, TaskError> {
+            context.idle(Duration::from_millis(20));
+            Ok(Vec::new())
+        }
+    }
+
+    impl ConnectorPlugin for Idle {
+        fn class(&self) -> &'static str {
+            "test.Idle"
+        }
+        fn connector_type(&self) -> ConnectorType {
+            ConnectorType::Source
+        }
+        fn version(&self) -> &'static str {
+            "0"
+        }
+        fn config_def(&self) -> ConfigDef {
+            ConfigDef::new()
+        }
+        fn task_class(&self) -> &'static str {
+            "test.IdleTask"
+        }
+        fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
+            Ok(vec![config.clone()])
+        }
+        fn source_task(&self) -> Option<Box<dyn SourceTask>> {
+            Some(Box::new(IdleTask))
+        }
+    }
+
+    /// Waits (at most 5 s, well under the pool threads' keep-alive) until `pool` has no thread running.
+    async fn until_no_thread(pool: &pool::Pool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let running = pool.running_threads();
+            if running.is_empty() {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "pool threads still running: {running:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_worker_has_its_own_pool_whose_threads_end_at_its_shutdown() {
+        let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let (a, a_statuses) = test_worker(&dir_a);
+        let (b, b_statuses) = test_worker(&dir_b);
+        assert!(!Arc::ptr_eq(&a.pool, &b.pool));
+        let idle: Arc<dyn ConnectorPlugin> = Arc::new(Idle);
+        let none = Props::new();
+        let spec = TaskSpec {
+            plugin: &idle,
+            connector: "idle",
+            connector_config: &none,
+            task: 0,
+            task_count: 1,
+        };
+        a.start_task(spec, Props::new(), Mode::Run);
+        b.start_task(spec, Props::new(), Mode::Run);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while a_statuses.task_state("idle", 0) != Some(State::Running)
+            || b_statuses.task_state("idle", 0) != Some(State::Running)
+        {
+            assert!(std::time::Instant::now() < deadline, "tasks did not run");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        for worker in [&a, &b] {
+            let mut names = worker.pool.running_threads();
+            names.sort();
+            names.dedup();
+            assert_eq!(names, ["task-pool", "task-spawner", "task-timer"]);
+        }
+        a.shutdown().await;
+        until_no_thread(&a.pool).await;
+        // The other worker's pool still runs its task.
+        let mut names = b.pool.running_threads();
+        names.sort();
+        names.dedup();
+        assert!(names.contains(&"task-timer".to_string()), "{names:?}");
+        assert!(names.contains(&"task-spawner".to_string()), "{names:?}");
+        assert_eq!(b_statuses.task_state("idle", 0), Some(State::Running));
+        b.shutdown().await;
+        until_no_thread(&b.pool).await;
     }
 }

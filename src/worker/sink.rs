@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use super::convert::{StageError, TaskStage};
-use super::pool::Step;
+use super::job::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{ErrantRecordReporter, SinkTask, SinkTaskContext, TaskError};
 use crate::model::State;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 use super::convert::{last_offsets, StageError, TaskStage};
-use super::pool::Step;
+use super::job::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::model::State;
