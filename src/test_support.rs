@@ -9,3 +9,22 @@ pub(crate) fn props(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
+
+/// Stores a RUNNING connector `name` with `config` and no task configs, offsets or initial status.
+pub(crate) async fn create_running(
+    store: &crate::storage::Store,
+    name: &str,
+    config: BTreeMap<String, String>,
+) {
+    store
+        .create_connector(
+            name.into(),
+            config,
+            crate::model::TargetState::Started,
+            vec![],
+            vec![],
+            vec![],
+        )
+        .await
+        .expect("create the connector");
+}

@@ -648,17 +648,7 @@ mod tests {
 
     /// Stores a connector with an empty config, STARTED, without tasks or offsets.
     async fn create(store: &Store, name: &str) {
-        store
-            .create_connector(
-                name.into(),
-                BTreeMap::new(),
-                TargetState::Started,
-                vec![],
-                vec![],
-                vec![],
-            )
-            .await
-            .unwrap();
+        crate::test_support::create_running(store, name, BTreeMap::new()).await;
     }
 
     fn tp(topic: &str) -> TopicPartition {

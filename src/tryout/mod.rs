@@ -39,6 +39,7 @@ pub enum TryError {
 }
 
 /// A connector config ready to run: its plugin, converters, chain and error settings.
+#[derive(Debug)]
 pub struct Prepared {
     name: String,
     config: Props,
@@ -47,15 +48,6 @@ pub struct Prepared {
     converters: Converters,
     chain: TransformChain,
     errors: ErrorSettings,
-}
-
-impl std::fmt::Debug for Prepared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Prepared")
-            .field("name", &self.name)
-            .field("kind", &self.kind)
-            .finish_non_exhaustive()
-    }
 }
 
 /// Validates `config` as `PUT /connector-plugins/{p}/config/validate` would and builds what its

@@ -447,17 +447,24 @@ mod tests {
     use crate::record::SourceRecord;
     use crate::storage::{StoreOptions, Synchronous};
 
-    /// A source whose task panics or fails on its first poll, to prove the worker survives it.
+    /// What the tasks of a [`TestSource`] do when polled.
+    #[derive(Debug, Clone, Copy)]
+    enum Behaviour {
+        Panic,
+        Fail,
+        Idle,
+    }
+
+    /// A source plugin for these tests.
     #[derive(Debug)]
-    struct Faulty {
-        panic: bool,
+    struct TestSource {
+        class: &'static str,
+        behaviour: Behaviour,
     }
 
-    struct FaultyTask {
-        panic: bool,
-    }
+    struct TestTask(Behaviour);
 
-    impl SourceTask for FaultyTask {
+    impl SourceTask for TestTask {
         fn start(
             &mut self,
             _config: &Props,
@@ -467,18 +474,22 @@ mod tests {
         }
         fn poll(
             &mut self,
-            _context: &dyn SourceTaskContext,
+            context: &dyn SourceTaskContext,
         ) -> Result<Vec<SourceRecord>, TaskError> {
-            if self.panic {
-                panic!("boom in poll");
+            match self.0 {
+                Behaviour::Panic => panic!("boom in poll"),
+                Behaviour::Fail => Err(TaskError::fatal("the source is broken")),
+                Behaviour::Idle => {
+                    context.idle(Duration::from_millis(20));
+                    Ok(Vec::new())
+                }
             }
-            Err(TaskError::fatal("the source is broken"))
         }
     }
 
-    impl ConnectorPlugin for Faulty {
+    impl ConnectorPlugin for TestSource {
         fn class(&self) -> &'static str {
-            "test.Faulty"
+            self.class
         }
         fn connector_type(&self) -> ConnectorType {
             ConnectorType::Source
@@ -490,13 +501,25 @@ mod tests {
             ConfigDef::new()
         }
         fn task_class(&self) -> &'static str {
-            "test.FaultyTask"
+            "test.Task"
         }
         fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
             Ok(vec![config.clone()])
         }
         fn source_task(&self) -> Option<Box<dyn SourceTask>> {
-            Some(Box::new(FaultyTask { panic: self.panic }))
+            Some(Box::new(TestTask(self.behaviour)))
+        }
+    }
+
+    /// A source whose task panics or fails on its first poll, to prove the worker survives it.
+    fn faulty(panic: bool) -> TestSource {
+        TestSource {
+            class: "test.Faulty",
+            behaviour: if panic {
+                Behaviour::Panic
+            } else {
+                Behaviour::Fail
+            },
         }
     }
 
@@ -527,8 +550,8 @@ mod tests {
     async fn a_panicking_or_failing_task_is_failed_with_a_trace_and_the_worker_lives_on() {
         let dir = tempfile::tempdir().unwrap();
         let (worker, statuses) = test_worker(&dir);
-        let panicking: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: true });
-        let failing: Arc<dyn ConnectorPlugin> = Arc::new(Faulty { panic: false });
+        let panicking: Arc<dyn ConnectorPlugin> = Arc::new(faulty(true));
+        let failing: Arc<dyn ConnectorPlugin> = Arc::new(faulty(false));
         let none = Props::new();
         let spec = |plugin, connector| TaskSpec {
             plugin,
@@ -562,49 +585,10 @@ mod tests {
     }
 
     /// A source that never has records: its task parks between polls.
-    #[derive(Debug)]
-    struct Idle;
-
-    struct IdleTask;
-
-    impl SourceTask for IdleTask {
-        fn start(
-            &mut self,
-            _config: &Props,
-            _context: &dyn SourceTaskContext,
-        ) -> Result<(), TaskError> {
-            Ok(())
-        }
-        fn poll(
-            &mut self,
-            context: &dyn SourceTaskContext,
-        ) -> Result<Vec<SourceRecord>, TaskError> {
-            context.idle(Duration::from_millis(20));
-            Ok(Vec::new())
-        }
-    }
-
-    impl ConnectorPlugin for Idle {
-        fn class(&self) -> &'static str {
-            "test.Idle"
-        }
-        fn connector_type(&self) -> ConnectorType {
-            ConnectorType::Source
-        }
-        fn version(&self) -> &'static str {
-            "0"
-        }
-        fn config_def(&self) -> ConfigDef {
-            ConfigDef::new()
-        }
-        fn task_class(&self) -> &'static str {
-            "test.IdleTask"
-        }
-        fn task_configs(&self, config: &Props, _max_tasks: usize) -> Result<Vec<Props>, TaskError> {
-            Ok(vec![config.clone()])
-        }
-        fn source_task(&self) -> Option<Box<dyn SourceTask>> {
-            Some(Box::new(IdleTask))
+    fn idle_source() -> TestSource {
+        TestSource {
+            class: "test.Idle",
+            behaviour: Behaviour::Idle,
         }
     }
 
@@ -630,7 +614,7 @@ mod tests {
         let (a, a_statuses) = test_worker(&dir_a);
         let (b, b_statuses) = test_worker(&dir_b);
         assert!(!Arc::ptr_eq(&a.pool, &b.pool));
-        let idle: Arc<dyn ConnectorPlugin> = Arc::new(Idle);
+        let idle: Arc<dyn ConnectorPlugin> = Arc::new(idle_source());
         let none = Props::new();
         let spec = TaskSpec {
             plugin: &idle,

@@ -109,23 +109,22 @@ impl Pool {
             handles: Mutex::default(),
         });
         let spawner = pool.clone();
-        pool.keep(
-            std::thread::Builder::new()
-                .name("task-spawner".into())
-                .spawn(move || spawner.spawner())
-                .expect("the task pool's spawner thread"),
-        );
+        pool.keep_thread("task-spawner", move || spawner.spawner());
         let timer = pool.clone();
-        pool.keep(
-            std::thread::Builder::new()
-                .name("task-timer".into())
-                .spawn(move || timer.timer_thread())
-                .expect("the task timer thread"),
-        );
+        pool.keep_thread("task-timer", move || timer.timer_thread());
         pool
     }
 
     /// Remembers a thread the pool started (forgetting those that have ended).
+    /// Starts one of the pool's own threads and keeps its handle.
+    fn keep_thread(&self, name: &str, run: impl FnOnce() + Send + 'static) {
+        let handle = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(run)
+            .unwrap_or_else(|e| panic!("cannot start the thread {name}: {e}"));
+        self.keep(handle);
+    }
+
     fn keep(&self, handle: JoinHandle<()>) {
         let mut handles = self.handles.lock().expect("handles lock");
         handles.retain(|h| !h.is_finished());

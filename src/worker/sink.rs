@@ -317,25 +317,7 @@ fn put_loop(
             rt.metrics.records_in.add(batch.len() as u64);
             rt.metrics.sink_read(&tp, batch[0].timestamp);
             let last = batch.last().map(|r| r.offset).unwrap_or(from);
-            let mut records = Vec::with_capacity(batch.len());
-            for r in &batch {
-                let decoded = match rt.converters.decode(r) {
-                    Ok(d) => d,
-                    Err(failure) => {
-                        rt.errors.sink_failure(failure, r, &rt.store)?;
-                        continue;
-                    }
-                };
-                let ctx_offset = decoded.kafka_offset;
-                match rt.transform(decoded.record, Some(ctx_offset)) {
-                    Ok(Some(record)) => records.push(SinkRecord {
-                        record,
-                        kafka_offset: ctx_offset,
-                    }),
-                    Ok(None) => {}
-                    Err(failure) => rt.errors.sink_failure(failure, r, &rt.store)?,
-                }
-            }
+            let records = convert_batch(rt, &batch)?;
             if rt.worker.topic_tracking_enable && positions.tracked.insert(tp.topic.clone()) {
                 rt.store
                     .record_active_topic_blocking(&rt.connector, &tp.topic)
@@ -365,6 +347,31 @@ fn put_loop(
             return Ok(Step::Park(idle_wait(rt, *assigned_at)));
         }
     }
+}
+
+/// Records read from the log through the converters and the transforms, as the task receives them;
+/// failures go to the error handler (which fails the task or skips them, to the dead letter queue).
+fn convert_batch(rt: &TaskRuntime, batch: &[LogRecord]) -> Result<Vec<SinkRecord>, StageError> {
+    let mut records = Vec::with_capacity(batch.len());
+    for r in batch {
+        let decoded = match rt.converters.decode(r) {
+            Ok(d) => d,
+            Err(failure) => {
+                rt.errors.sink_failure(failure, r, &rt.store)?;
+                continue;
+            }
+        };
+        let ctx_offset = decoded.kafka_offset;
+        match rt.transform(decoded.record, Some(ctx_offset)) {
+            Ok(Some(record)) => records.push(SinkRecord {
+                record,
+                kafka_offset: ctx_offset,
+            }),
+            Ok(None) => {}
+            Err(failure) => rt.errors.sink_failure(failure, r, &rt.store)?,
+        }
+    }
+    Ok(records)
 }
 
 /// A caught-up sink with no append since it listed the topics has nothing to look for until one comes;

@@ -189,10 +189,8 @@ fn poll_batches(
             Checkpoint::Paused => {
                 // A batch handed over before the pause is settled first: its offsets and the task's
                 // commit do not wait for the resume.
-                if let Some(flight) = in_flight.take() {
-                    if !settle(rt, task, flight)? {
-                        return Ok(Step::Done);
-                    }
+                if !settle_any(rt, task, in_flight)? {
+                    return Ok(Step::Done);
                 }
                 return Ok(Step::Paused);
             }
@@ -218,20 +216,16 @@ fn poll_batches(
                 // RUNNING with a trace saying why nothing comes, as a sink shows a failing flush.
                 rt.report_retrying("SourceTask.poll", message);
                 *retrying = true;
-                if let Some(flight) = in_flight.take() {
-                    if !settle(rt, task, flight)? {
-                        return Ok(Step::Done);
-                    }
+                if !settle_any(rt, task, in_flight)? {
+                    return Ok(Step::Done);
                 }
                 return Ok(Step::Park(Duration::from_secs(1)));
             }
             Err(e) => return Err(StageError::new(TaskStage::Poll, e)),
         };
         if records.is_empty() {
-            if let Some(flight) = in_flight.take() {
-                if !settle(rt, task, flight)? {
-                    return Ok(Step::Done);
-                }
+            if !settle_any(rt, task, in_flight)? {
+                return Ok(Step::Done);
             }
             match context.idle.take() {
                 Some(timeout) => return Ok(Step::Park(timeout)),
@@ -258,10 +252,8 @@ fn poll_batches(
             track_topics,
         };
         // The previous batch is stored before this one is handed over: offsets are committed in order.
-        if let Some(flight) = in_flight.take() {
-            if !settle(rt, task, flight)? {
-                return Ok(Step::Done);
-            }
+        if !settle_any(rt, task, in_flight)? {
+            return Ok(Step::Done);
         }
         let flight = InFlight {
             started: std::time::Instant::now(),
@@ -273,6 +265,18 @@ fn poll_batches(
         } else if !settle(rt, task, flight)? {
             return Ok(Step::Done);
         }
+    }
+}
+
+/// [`settle`] for the batch in flight, if there is one; false when the task should end.
+fn settle_any(
+    rt: &TaskRuntime,
+    task: &mut dyn SourceTask,
+    in_flight: &mut Option<InFlight>,
+) -> Result<bool, StageError> {
+    match in_flight.take() {
+        Some(flight) => settle(rt, task, flight),
+        None => Ok(true),
     }
 }
 

@@ -100,13 +100,8 @@ fn offline_run(settings: &Settings, dir: &Path, n: usize) -> Res<f64> {
 /// Seconds a running worker's FileStream sink with the chain takes over `n` records already in the log.
 async fn worker_run(settings: &Settings, inputs: &Path, n: usize) -> Res<f64> {
     let dir = TempDir::new(settings, "tryout")?;
-    let w = Worker::spawn(
-        settings,
-        dir.path(),
-        &dir.path().join("liteconnect.db"),
-        &[],
-    )
-    .await?;
+    let db = dir.path().join("liteconnect.db");
+    let w = Worker::spawn(settings, dir.path(), &db, &[]).await?;
     w.wait_healthy().await?;
     let source = json!({"connector.class": "FileStreamSource", "tasks.max": "1",
         "file": inputs.join("values.txt").display().to_string(), "topic": "orders"});

@@ -18,7 +18,7 @@ use kafka_protocol::protocol::{Encodable, Message, StrBytes};
 
 use super::*;
 use crate::config::worker::WorkerConfig;
-use crate::model::{State, TargetState};
+use crate::model::State;
 use crate::storage::StoredStatus;
 use crate::test_support::props;
 
@@ -540,17 +540,7 @@ async fn sink_connectors_are_read_only_connect_groups() {
         ("topics".to_string(), "t".to_string()),
     ]);
     for (name, config) in [("snk", config), ("src", BTreeMap::new())] {
-        store
-            .create_connector(
-                name.into(),
-                config,
-                TargetState::Started,
-                vec![],
-                vec![],
-                vec![],
-            )
-            .await
-            .unwrap();
+        crate::test_support::create_running(&store, name, config).await;
     }
     store.record_connector_status(
         "snk",

@@ -314,13 +314,15 @@ impl Subscriber {
     /// Waits until every payload of `expected` arrived (repeats allowed; nothing else may come).
     pub fn wait_for_all(&mut self, expected: &[String]) {
         let want: std::collections::BTreeSet<&String> = expected.iter().collect();
+        // The messages are taken in once each as they come (a set rebuilt per message was quadratic).
+        let mut got: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+        let mut read = 0;
         loop {
-            let got: std::collections::BTreeSet<String> =
-                self.got.iter().map(|(_, p)| p.clone()).collect();
-            assert!(
-                got.iter().all(|p| want.contains(p)),
-                "unexpected messages: {got:?}"
-            );
+            for (_, p) in &self.got[read..] {
+                assert!(want.contains(p), "unexpected message: {p:?}");
+                got.insert(p.clone());
+            }
+            read = self.got.len();
             if got.len() == want.len() {
                 return;
             }

@@ -706,10 +706,11 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     );
     b.assert_clean("the form's Try it for a source").await;
 
-    // Another plugin, a sink: the panel offers an example record; a config without its name is
+    // Another plugin, a sink: the panel offers an example record; a config with a bad value is
     // refused by the route, and the refusal is shown in the panel.
     b.choose("#plugin", SINK_CLASS).await;
     b.type_into("input[name='topics']", "orders").await;
+    b.type_into("input[name='tasks.max']", "many").await;
     b.find("#try-sink:not([hidden])").await;
     let example = "return document.getElementById('try-records').value";
     wait_until("the example record", || async {
@@ -722,7 +723,7 @@ async fn try_it_runs_a_sink_chain_on_sample_records_and_creates_nothing() {
     b.click("#try-run").await;
     let refused = b.some_text("#try-error").await;
     assert!(refused.contains("HTTP 400"), "{refused}");
-    assert!(refused.contains("\"name\""), "{refused}");
+    assert!(refused.contains("tasks.max"), "{refused}");
     // The browser logs the refused request itself (a network line, not a script error): that one only.
     let logged = b.console_errors().await;
     assert!(
