@@ -18,13 +18,24 @@ enum Expected {
     Present { state: &'static str, batch: u64 },
 }
 
-struct Rng(u64);
+/// Repeatable numbers for a client's choices: SipHash (`DefaultHasher::new` has fixed keys) of the
+/// client's seed and a counter.
+struct Rng {
+    seed: u64,
+    n: u64,
+}
+
 impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng { seed, n: 0 }
+    }
+
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (self.seed, self.n).hash(&mut h);
+        self.n += 1;
+        h.finish()
     }
 }
 
@@ -53,7 +64,7 @@ async fn soak(run_for: Duration) {
         let w = w.clone();
         handles.push(tokio::spawn(async move {
             let own = format!("own-{c}");
-            let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (c as u64 + 1));
+            let mut rng = Rng::new(c as u64 + 1);
             let mut expected = Expected::Absent;
             let mut ops = 0u64;
             let mut bad = Vec::new();
