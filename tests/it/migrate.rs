@@ -97,29 +97,45 @@ impl Drop for FakeTarget {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_source_continues_on_the_target_where_it_stopped() {
+/// Two workers, A and B, each on a database of its own.
+async fn two_workers() -> (tempfile::TempDir, tempfile::TempDir, TestWorker, TestWorker) {
     let (da, db) = (tempdir(), tempdir());
     let a = TestWorker::start(da.path()).await;
     let b = TestWorker::start(db.path()).await;
+    (da, db, a, b)
+}
+
+/// A file source `name` on `a` reading two lines from `dir/in.txt`, once it has stored an offset;
+/// returns the file's path.
+async fn source_with_an_offset(
+    a: &TestWorker,
+    dir: &std::path::Path,
+    name: &str,
+    two: [&str; 2],
+) -> std::path::PathBuf {
+    let input = dir.join("in.txt");
+    append_lines(&input, two.map(str::to_string));
+    a.create(file_source(name, &input, "t")).await;
+    wait_until("an offset on A", || async {
+        !a.get(&format!("/connectors/{name}/offsets")).await.1["offsets"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    input
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_source_continues_on_the_target_where_it_stopped() {
+    let (da, db, a, b) = two_workers().await;
     let input = da.path().join("in.txt");
     let (out_a, out_b) = (da.path().join("out-a.txt"), db.path().join("out-b.txt"));
     let all: Vec<String> = (0..400).map(|i| format!("m{i:04}")).collect();
     append_lines(&input, all[..200].to_vec());
-    assert_eq!(
-        a.post("/connectors", file_source("mover", &input, "t"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        a.post("/connectors", file_sink("out", &out_a, "t")).await.0,
-        201
-    );
-    assert_eq!(
-        b.post("/connectors", file_sink("out", &out_b, "t")).await.0,
-        201
-    );
+    a.create(file_source("mover", &input, "t")).await;
+    a.create(file_sink("out", &out_a, "t")).await;
+    b.create(file_sink("out", &out_b, "t")).await;
     wait_until("A to deliver the first half", || async {
         lines(&out_a).len() == 200
     })
@@ -165,22 +181,8 @@ async fn a_file_source_continues_on_the_target_where_it_stopped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_checks_leave_the_source_running_and_intact() {
-    let (da, db) = (tempdir(), tempdir());
-    let a = TestWorker::start(da.path()).await;
-    let b = TestWorker::start(db.path()).await;
-    let input = da.path().join("in.txt");
-    append_lines(&input, ["x".to_string(), "y".to_string()]);
-    assert_eq!(
-        a.post("/connectors", file_source("c", &input, "t")).await.0,
-        201
-    );
-    wait_until("an offset on A", || async {
-        !a.get("/connectors/c/offsets").await.1["offsets"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    })
-    .await;
+    let (da, _db, a, b) = two_workers().await;
+    source_with_an_offset(&a, da.path(), "c", ["x", "y"]).await;
     let config_before = a.get("/connectors/c/config").await.1;
     let offsets_before = a.get("/connectors/c/offsets").await.1;
     assert_eq!(offsets_before["offsets"][0]["offset"]["position"], 4);
@@ -225,15 +227,8 @@ async fn failed_checks_leave_the_source_running_and_intact() {
     untouched().await;
 
     // The name is taken on the target with another config.
-    assert_eq!(
-        b.post(
-            "/connectors",
-            json!({"name": "c", "config": {"connector.class": "FileStreamSink", "topics": "z"}})
-        )
-        .await
-        .0,
-        201
-    );
+    b.create(json!({"name": "c", "config": {"connector.class": "FileStreamSink", "topics": "z"}}))
+        .await;
     let (code, _, err) = migrate_cli(&a.url, &b.url, &["c"]).await;
     assert_ne!(code, 0);
     assert!(err.contains("already exists"), "{err}");
@@ -266,9 +261,7 @@ async fn failed_checks_leave_the_source_running_and_intact() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_connector_is_reported_not_found_and_nothing_is_claimed() {
-    let (da, db) = (tempdir(), tempdir());
-    let a = TestWorker::start(da.path()).await;
-    let b = TestWorker::start(db.path()).await;
+    let (_da, _db, a, b) = two_workers().await;
     let (code, out, err) = migrate_cli(&a.url, &b.url, &["nope"]).await;
     assert_ne!(code, 0, "{out}");
     assert!(err.contains("Connector nope was not found on"), "{err}");
@@ -294,24 +287,8 @@ async fn state_of(w: &TestWorker, name: &str) -> Json {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn running_a_finished_migration_again_succeeds_and_changes_nothing() {
-    let (da, db) = (tempdir(), tempdir());
-    let a = TestWorker::start(da.path()).await;
-    let b = TestWorker::start(db.path()).await;
-    let input = da.path().join("in.txt");
-    append_lines(&input, ["p".to_string(), "q".to_string()]);
-    assert_eq!(
-        a.post("/connectors", file_source("again", &input, "t"))
-            .await
-            .0,
-        201
-    );
-    wait_until("an offset on A", || async {
-        !a.get("/connectors/again/offsets").await.1["offsets"]
-            .as_array()
-            .unwrap()
-            .is_empty()
-    })
-    .await;
+    let (da, _db, a, b) = two_workers().await;
+    source_with_an_offset(&a, da.path(), "again", ["p", "q"]).await;
     let (code, out, err) = migrate_cli(&a.url, &b.url, &["again"]).await;
     assert_eq!(code, 0, "{out}{err}");
     b.wait_for_state("again", "RUNNING", 1, "RUNNING").await;
@@ -354,25 +331,13 @@ async fn running_a_finished_migration_again_succeeds_and_changes_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_source_and_sink_pair_moves_without_losing_or_repeating_a_line() {
-    let (da, db) = (tempdir(), tempdir());
-    let a = TestWorker::start(da.path()).await;
-    let b = TestWorker::start(db.path()).await;
+    let (da, _db, a, b) = two_workers().await;
     let (input, output) = (da.path().join("in.txt"), da.path().join("out.txt"));
     let all: Vec<String> = (1..=15).map(|i| i.to_string()).collect();
     append_lines(&input, all[..5].to_vec());
     // The sink's name sorts first: migrate must still move the source before it.
-    assert_eq!(
-        a.post("/connectors", file_sink("pair-sink", &output, "t"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        a.post("/connectors", file_source("pair-source", &input, "t"))
-            .await
-            .0,
-        201
-    );
+    a.create(file_sink("pair-sink", &output, "t")).await;
+    a.create(file_source("pair-source", &input, "t")).await;
     wait_until("A to deliver lines 1-5", || async {
         lines(&output).len() == 5
     })
@@ -408,12 +373,7 @@ async fn export_writes_files_that_liteconnect_reads_back() {
     let a = TestWorker::start(da.path()).await;
     let input = da.path().join("in.txt");
     append_lines(&input, ["1".to_string(), "2".to_string()]);
-    assert_eq!(
-        a.post("/connectors", file_source("exp/one", &input, "t"))
-            .await
-            .0,
-        201
-    );
+    a.create(file_source("exp/one", &input, "t")).await;
     wait_until("an offset", || async {
         !a.get(&format!("/connectors/{}/offsets", enc("exp/one")))
             .await
@@ -532,23 +492,11 @@ async fn export_names_files_readably_and_goes_on_past_a_failing_connector() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_fed_by_a_source_left_behind_stays_unless_its_offsets_are_copied() {
-    let (da, db) = (tempdir(), tempdir());
-    let a = TestWorker::start(da.path()).await;
-    let b = TestWorker::start(db.path()).await;
+    let (da, _db, a, b) = two_workers().await;
     let (input, output) = (da.path().join("in.txt"), da.path().join("out.txt"));
     append_lines(&input, ["1".to_string(), "2".to_string()]);
-    assert_eq!(
-        a.post("/connectors", file_source("feeder", &input, "t"))
-            .await
-            .0,
-        201
-    );
-    assert_eq!(
-        a.post("/connectors", file_sink("fed", &output, "t"))
-            .await
-            .0,
-        201
-    );
+    a.create(file_source("feeder", &input, "t")).await;
+    a.create(file_sink("fed", &output, "t")).await;
     wait_until("A to deliver both lines", || async {
         lines(&output).len() == 2
     })
