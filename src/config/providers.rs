@@ -104,8 +104,10 @@ impl AllowedPaths {
         for p in value.split(',').map(str::trim) {
             let path = normalize(Path::new(p));
             if !path.is_absolute() {
-                return Err(format!(
-                    "Invalid value {value} for configuration config.providers.{provider}.param.allowed.paths: Path {p} is not valid. The path should be absolute"
+                return Err(crate::config::invalid_value(
+                    format_args!("config.providers.{provider}.param.allowed.paths"),
+                    value,
+                    format_args!("Path {p} is not valid. The path should be absolute"),
                 ));
             }
             paths.push(path);
@@ -211,12 +213,18 @@ impl ConfigProviders {
                 "EnvVarConfigProvider" if class == ENV_CLASS || class == simple => {
                     let pattern = param("allowlist.pattern").map(String::as_str).unwrap_or(".*");
                     Kind::Env(Regex::new(pattern).map_err(|e| {
-                        format!("Invalid value {pattern} for configuration config.providers.{name}.param.allowlist.pattern: {e}")
+                        crate::config::invalid_value(
+                            format_args!("config.providers.{name}.param.allowlist.pattern"),
+                            pattern,
+                            e,
+                        )
                     })?)
                 }
                 _ => {
-                    return Err(format!(
-                        "Invalid value {class} for configuration {class_key}: Class {class} could not be found. liteconnect has {FILE_CLASS}, {DIRECTORY_CLASS} and {ENV_CLASS}."
+                    return Err(crate::config::invalid_value(
+                        class_key,
+                        class,
+                        format_args!("Class {class} could not be found. liteconnect has {FILE_CLASS}, {DIRECTORY_CLASS} and {ENV_CLASS}."),
                     ))
                 }
             };

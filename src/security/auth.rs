@@ -324,8 +324,13 @@ fn jaas_modules(jaas: &str) -> Result<Vec<Module>, String> {
     let text = if jaas.contains('{') {
         jaas.to_string()
     } else {
-        std::fs::read_to_string(jaas)
-            .map_err(|e| format!("Invalid value {jaas} for configuration rest.basic.auth.jaas.config: cannot read the JAAS file: {e}"))?
+        std::fs::read_to_string(jaas).map_err(|e| {
+            crate::config::invalid_value(
+                "rest.basic.auth.jaas.config",
+                jaas,
+                format_args!("cannot read the JAAS file: {e}"),
+            )
+        })?
     };
     let entries =
         parse_jaas(&text, JAAS_SECTION).map_err(|e| format!("rest.basic.auth.jaas.config: {e}"))?;
@@ -382,19 +387,28 @@ impl BasicAuth {
             if class == EXTENSION_CLASS || class == "BasicAuthSecurityRestExtension" {
                 enabled = true;
             } else {
-                return Err(format!(
-                    "Invalid value {class} for configuration rest.extension.classes: Class {class} could not be found. liteconnect has {EXTENSION_CLASS}."
+                return Err(crate::config::invalid_value(
+                    "rest.extension.classes",
+                    class,
+                    format_args!(
+                        "Class {class} could not be found. liteconnect has {EXTENSION_CLASS}."
+                    ),
                 ));
             }
         }
         let jaas = get(crate::config::keys::REST_BASIC_AUTH_JAAS_CONFIG);
         let file = get(crate::config::keys::REST_BASIC_AUTH_CREDENTIALS_FILE);
-        let health_exempt = match get(crate::config::keys::REST_BASIC_AUTH_HEALTH_EXEMPT).map(str::to_ascii_lowercase).as_deref() {
+        let health_exempt = match get(crate::config::keys::REST_BASIC_AUTH_HEALTH_EXEMPT)
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             None | Some("false") => false,
             Some("true") => true,
             Some(v) => {
-                return Err(format!(
-                    "Invalid value {v} for configuration rest.basic.auth.health.exempt: Expected value to be either true or false"
+                return Err(crate::config::invalid_value(
+                    "rest.basic.auth.health.exempt",
+                    v,
+                    "Expected value to be either true or false",
                 ))
             }
         };

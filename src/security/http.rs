@@ -42,9 +42,11 @@ impl Cors {
                 continue;
             }
             let re = format!("^{}$", regex::escape(o).replace(r"\*", ".*"));
-            patterns.push(Regex::new(&re).map_err(|e| {
-                format!("Invalid value {o} for configuration access.control.allow.origin: {e}")
-            })?);
+            patterns.push(
+                Regex::new(&re).map_err(|e| {
+                    crate::config::invalid_value("access.control.allow.origin", o, e)
+                })?,
+            );
         }
         let methods = methods
             .map(|m| {
@@ -212,8 +214,7 @@ pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, String> {
     let key = crate::config::keys::RESPONSE_HTTP_HEADERS_CONFIG;
     let mut rules = Vec::new();
     for rule in csv_split(config) {
-        let invalid =
-            |why: String| format!("Invalid value {config} for configuration {key}: {why}");
+        let invalid = |why: String| crate::config::invalid_value(key, config, why);
         let Some((action, header)) = rule.trim().split_once(char::is_whitespace) else {
             return Err(invalid(format!(
                 "Invalid format of header config '{rule}'. Expected: '[action] [header name]:[header value]'"

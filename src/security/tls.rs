@@ -84,7 +84,7 @@ pub fn normalize_pem(text: &str) -> String {
 
 fn read_pem_file(key: &str, path: &str) -> Result<String, String> {
     std::fs::read_to_string(path.trim()).map_err(|e| {
-        format!("Invalid value {path} for configuration {key}: cannot read the file: {e}")
+        crate::config::invalid_value(key, path, format_args!("cannot read the file: {e}"))
     })
 }
 
@@ -168,9 +168,10 @@ fn check_store_types(s: &ListenerSsl) -> Result<(), String> {
     for store in ["ssl.keystore.type", "ssl.truststore.type"] {
         if let Some(t) = s.get(store) {
             if !t.eq_ignore_ascii_case("PEM") {
-                return Err(format!(
-                    "Invalid value {t} for configuration {}: liteconnect reads PEM keystores and truststores only (convert JKS or PKCS12 stores to PEM)",
-                    s.name(store)
+                return Err(crate::config::invalid_value(
+                    s.name(store),
+                    t,
+                    "liteconnect reads PEM keystores and truststores only (convert JKS or PKCS12 stores to PEM)",
                 ));
             }
         }
@@ -211,14 +212,19 @@ fn keystore(
 }
 
 fn client_auth(s: &ListenerSsl) -> Result<ClientAuth, String> {
-    let client_auth = match s.get("ssl.client.auth").map(str::to_ascii_lowercase).as_deref() {
+    let client_auth = match s
+        .get("ssl.client.auth")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("none") => ClientAuth::None,
         Some("requested") => ClientAuth::Requested,
         Some("required") => ClientAuth::Required,
         Some(other) => {
-            return Err(format!(
-                "Invalid value {other} for configuration {}: String must be one of: required, requested, none",
-                s.name("ssl.client.auth")
+            return Err(crate::config::invalid_value(
+                s.name("ssl.client.auth"),
+                other,
+                "String must be one of: required, requested, none",
             ))
         }
     };
@@ -245,9 +251,10 @@ fn protocol_versions(
         }
     }
     if versions.is_empty() {
-        return Err(format!(
-            "Invalid value {protocols} for configuration {}: liteconnect serves TLSv1.2 and TLSv1.3 only",
-            s.name("ssl.enabled.protocols")
+        return Err(crate::config::invalid_value(
+            s.name("ssl.enabled.protocols"),
+            protocols,
+            "liteconnect serves TLSv1.2 and TLSv1.3 only",
         ));
     }
     Ok(versions)

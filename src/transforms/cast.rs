@@ -74,11 +74,7 @@ impl SpecError {
     /// The full message `configure` reports.
     fn message(self, mappings: &[String]) -> String {
         if self.keyed {
-            format!(
-                "Invalid value {} for configuration renames: {}",
-                java_list(mappings),
-                self.reason
-            )
+            crate::config::invalid_value("renames", java_list(mappings), self.reason)
         } else {
             self.reason
         }

@@ -59,9 +59,10 @@ fn alias_list(config: &BTreeMap<String, String>, key: &str) -> Result<Vec<String
         .unwrap_or_default();
     let mut seen = std::collections::HashSet::new();
     if !aliases.iter().all(|a| seen.insert(a)) {
-        return Err(format!(
-            "Invalid value {} for configuration {key}: Duplicate alias provided.",
-            java_list(&aliases)
+        return Err(crate::config::invalid_value(
+            key,
+            java_list(&aliases),
+            "Duplicate alias provided.",
         ));
     }
     Ok(aliases)
@@ -98,7 +99,11 @@ impl TransformChain {
         for alias in &predicate_aliases {
             let given = type_of(config, crate::config::keys::PREDICATES, alias)?;
             let class = resolve_predicate(given).ok_or_else(|| {
-                format!("Invalid value {given} for configuration predicates.{alias}.type: Class {given} could not be found.")
+                crate::config::invalid_value(
+                    format_args!("predicates.{alias}.type"),
+                    given,
+                    format_args!("Class {given} could not be found."),
+                )
             })?;
             let props = with_prefix(config, &format!("predicates.{alias}."));
             let predicate = configure_predicate(class, &props)
@@ -110,7 +115,11 @@ impl TransformChain {
         for alias in &transform_aliases {
             let given = type_of(config, crate::config::keys::TRANSFORMS, alias)?;
             let class = resolve_transformation(given).ok_or_else(|| {
-                format!("Invalid value {given} for configuration transforms.{alias}.type: Class {given} could not be found.")
+                crate::config::invalid_value(
+                    format_args!("transforms.{alias}.type"),
+                    given,
+                    format_args!("Class {given} could not be found."),
+                )
             })?;
             let prefix = format!("transforms.{alias}.");
             let mut props = with_prefix(config, &prefix);
@@ -128,8 +137,10 @@ impl TransformChain {
                 Some(v) if v.eq_ignore_ascii_case("true") => true,
                 Some(v) if v.eq_ignore_ascii_case("false") => false,
                 Some(v) => {
-                    return Err(format!(
-                        "Invalid value {v} for configuration {prefix}negate: Expected value to be either true or false"
+                    return Err(crate::config::invalid_value(
+                        format_args!("{prefix}negate"),
+                        v,
+                        "Expected value to be either true or false",
                     ))
                 }
             };

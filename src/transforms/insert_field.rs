@@ -111,9 +111,10 @@ impl InsertField {
         }
         if let (Some(f), None) = (&t.static_field, &t.static_value) {
             // Kafka prints the spec object's identity here; the field name says more
-            return Err(format!(
-                "Invalid value null for configuration static.value: No value specified for static field: {}",
-                f.name
+            return Err(crate::config::invalid_value(
+                "static.value",
+                "null",
+                format_args!("No value specified for static field: {}", f.name),
             ));
         }
         Ok(t)

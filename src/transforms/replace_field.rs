@@ -92,10 +92,7 @@ impl ReplaceField {
             renames: {
                 let list = config.get_list("renames");
                 parse_renames(&list).map_err(|reason| {
-                    format!(
-                        "Invalid value {} for configuration renames: {reason}",
-                        java_list(&list)
-                    )
+                    crate::config::invalid_value("renames", java_list(&list), reason)
                 })?
             },
             replace_null_with_default: replace_null_with_default(&config),

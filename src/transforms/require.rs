@@ -171,7 +171,7 @@ pub(crate) fn regex_value(
 ) -> Result<super::JavaRegex, String> {
     let value = config.get_string(name).unwrap_or_default();
     super::JavaRegex::new(&value)
-        .map_err(|e| format!("Invalid value {value} for configuration {name}: {why}: {e}"))
+        .map_err(|e| crate::config::invalid_value(name, &value, format_args!("{why}: {e}")))
 }
 
 /// A config key with no validator, group or display name.
