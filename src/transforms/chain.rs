@@ -1,6 +1,7 @@
 //! A connector's transformation chain (Kafka's `TransformationChain`), built from its `transforms` and
 //! `predicates` keys and applied record by record.
 
+use crate::config::ConfigError;
 use std::collections::BTreeMap;
 
 use super::{
@@ -52,7 +53,7 @@ fn with_prefix(config: &BTreeMap<String, String>, prefix: &str) -> BTreeMap<Stri
 }
 
 /// An alias list (`transforms`, `predicates`), with Kafka's duplicate check.
-fn alias_list(config: &BTreeMap<String, String>, key: &str) -> Result<Vec<String>, String> {
+fn alias_list(config: &BTreeMap<String, String>, key: &str) -> Result<Vec<String>, ConfigError> {
     let aliases = config
         .get(key)
         .map(|v| crate::config::def::parse_list(v))
@@ -63,7 +64,8 @@ fn alias_list(config: &BTreeMap<String, String>, key: &str) -> Result<Vec<String
             key,
             java_list(&aliases),
             "Duplicate alias provided.",
-        ));
+        )
+        .into());
     }
     Ok(aliases)
 }
@@ -73,13 +75,15 @@ fn type_of<'a>(
     config: &'a BTreeMap<String, String>,
     family: &str,
     alias: &str,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, ConfigError> {
     let key = format!("{family}.{alias}.type");
     config
         .get(&key)
         .map(|v| crate::config::def::java_trim(v))
         .ok_or_else(|| {
-            format!("Missing required configuration \"{key}\" which has no default value.")
+            ConfigError::message(format!(
+                "Missing required configuration \"{key}\" which has no default value."
+            ))
         })
 }
 
@@ -91,7 +95,7 @@ impl TransformChain {
     /// The first problem found, naming the key (`transforms.a.type`) or the alias and class
     /// (`Transformation 'a' (org.apache...RegexRouter): Missing required configuration "regex"
     /// which has no default value.`).
-    pub fn from_config(config: &BTreeMap<String, String>) -> Result<TransformChain, String> {
+    pub fn from_config(config: &BTreeMap<String, String>) -> Result<TransformChain, ConfigError> {
         let transform_aliases = alias_list(config, crate::config::keys::TRANSFORMS)?;
         let predicate_aliases = alias_list(config, crate::config::keys::PREDICATES)?;
 
@@ -130,7 +134,7 @@ impl TransformChain {
             if negate_raw.is_some() && predicate_alias.is_none() {
                 return Err(format!(
                     "Config '{prefix}negate' was provided but there is no config '{prefix}predicate' defining a predicate to be negated."
-                ));
+                ).into());
             }
             let negate = match negate_raw.as_deref().map(crate::config::def::java_trim) {
                 None => false,
@@ -141,7 +145,8 @@ impl TransformChain {
                         format_args!("{prefix}negate"),
                         v,
                         "Expected value to be either true or false",
-                    ))
+                    )
+                    .into())
                 }
             };
             let transformation = configure_transformation(class, &props)
@@ -234,7 +239,7 @@ impl TransformChain {
                     return Err(TransformError {
                         alias: stage.alias.clone(),
                         class: stage.class.to_string(),
-                        message,
+                        message: message.to_string(),
                     })
                 }
             }
@@ -276,7 +281,7 @@ mod tests {
     use crate::data::Value;
     use crate::record::Header;
 
-    fn chain(pairs: &[(&str, &str)]) -> Result<TransformChain, String> {
+    fn chain(pairs: &[(&str, &str)]) -> Result<TransformChain, ConfigError> {
         TransformChain::from_config(&props(pairs))
     }
 
@@ -424,6 +429,7 @@ mod tests {
             ("transforms.a.predicate", "p")
         ])
         .unwrap_err()
+        .to_string()
         .contains(
             "the predicate 'p' named by 'transforms.a.predicate' is not listed in 'predicates'"
         ));
