@@ -17,7 +17,7 @@
 
 pub mod connector;
 pub mod def;
-mod error;
+pub(crate) mod error;
 pub mod keys;
 pub mod properties;
 pub mod providers;

@@ -1,6 +1,7 @@
 //! CORS (`access.control.allow.origin`, `access.control.allow.methods`) and `response.http.headers.config`,
 //! with the rules of the Jetty filters Kafka Connect's REST server uses for them.
 
+use super::SecurityError;
 use std::time::{Duration, SystemTime};
 
 use regex::Regex;
@@ -33,7 +34,7 @@ impl Cors {
     ///
     /// # Errors
     /// An origin pattern that does not compile.
-    pub fn new(origins: &str, methods: Option<&str>) -> Result<Cors, String> {
+    pub fn new(origins: &str, methods: Option<&str>) -> Result<Cors, SecurityError> {
         let mut any_origin = false;
         let mut patterns = Vec::new();
         for o in origins.split(',').map(str::trim).filter(|o| !o.is_empty()) {
@@ -42,11 +43,9 @@ impl Cors {
                 continue;
             }
             let re = format!("^{}$", regex::escape(o).replace(r"\*", ".*"));
-            patterns.push(
-                Regex::new(&re).map_err(|e| {
-                    crate::config::invalid_value("access.control.allow.origin", o, e)
-                })?,
-            );
+            patterns.push(Regex::new(&re).map_err(|e| {
+                crate::config::ConfigError::invalid("access.control.allow.origin", o, e)
+            })?);
         }
         let methods = methods
             .map(|m| {
@@ -210,15 +209,15 @@ pub fn csv_split(text: &str) -> Vec<String> {
 ///
 /// # Errors
 /// Kafka's messages for a rule without an action, an unknown action, or a bad name/value pair.
-pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, String> {
+pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, SecurityError> {
     let key = crate::config::keys::RESPONSE_HTTP_HEADERS_CONFIG;
     let mut rules = Vec::new();
     for rule in csv_split(config) {
-        let invalid = |why: String| crate::config::invalid_value(key, config, why);
+        let invalid = |why: String| crate::config::ConfigError::invalid(key, config, why);
         let Some((action, header)) = rule.trim().split_once(char::is_whitespace) else {
             return Err(invalid(format!(
                 "Invalid format of header config '{rule}'. Expected: '[action] [header name]:[header value]'"
-            )));
+            )).into());
         };
         let action = match action.trim() {
             "set" => HeaderAction::Set,
@@ -228,19 +227,20 @@ pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, String> {
             other => {
                 return Err(invalid(format!(
                     "Invalid header config action: '{other}'. Expected one of [set, add, setDate, addDate]"
-                )))
+                )).into())
             }
         };
         let Some((name, value)) = header.trim().split_once(':') else {
             return Err(invalid(format!(
                 "Invalid format of header name and header value pair '{header}'. Expected: '[header name]:[header value]'"
-            )));
+            )).into());
         };
         let name = name.trim();
         if name.is_empty() || name.contains(char::is_whitespace) {
             return Err(invalid(format!(
                 "Invalid header name '{name}'. The '[header name]' cannot contain whitespace"
-            )));
+            ))
+            .into());
         }
         let header_name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| invalid(format!("Invalid header name '{name}'")))?;
@@ -351,7 +351,7 @@ mod tests {
             ("set X A: 1", "cannot contain whitespace"),
             ("setDate Expires: soon", "milliseconds"),
         ] {
-            let e = parse_header_rules(bad).unwrap_err();
+            let e = parse_header_rules(bad).unwrap_err().to_string();
             assert!(e.contains(msg), "{bad}: {e}");
             assert!(e.contains("response.http.headers.config"), "{e}");
         }
