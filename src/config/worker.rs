@@ -168,7 +168,7 @@ pub enum WorkerConfigError {
     Listener(String),
     /// The config providers' settings.
     #[error("{0}")]
-    Providers(String),
+    Providers(crate::config::ConfigError),
     /// A worker converter naming a class liteconnect does not have.
     #[error("{}", crate::config::invalid_value(.key, .class, format_args!("Class {} could not be found.", .class)))]
     UnknownConverter {
