@@ -22,7 +22,6 @@
 //! silently leaves the placeholder in the value. A placeholder naming a provider that is not configured is
 //! left as it is, as in Kafka.
 
-use crate::config::ConfigError;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
@@ -30,6 +29,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::config::properties::parse_properties;
+use crate::config::ConfigError;
 
 const FILE_CLASS: &str = "org.apache.kafka.common.config.provider.FileConfigProvider";
 const DIRECTORY_CLASS: &str = "org.apache.kafka.common.config.provider.DirectoryConfigProvider";

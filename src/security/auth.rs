@@ -12,12 +12,12 @@
 //! warning at start-up). `rest.basic.auth.health.exempt=true` lets `GET /health` through without
 //! credentials; by default it is authenticated like every other endpoint, as in Kafka.
 
-use super::SecurityError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
 
+use super::SecurityError;
 use crate::config::properties::parse_properties;
 
 /// Kafka's class name for the extension.

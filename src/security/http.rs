@@ -1,11 +1,12 @@
 //! CORS (`access.control.allow.origin`, `access.control.allow.methods`) and `response.http.headers.config`,
 //! with the rules of the Jetty filters Kafka Connect's REST server uses for them.
 
-use super::SecurityError;
 use std::time::{Duration, SystemTime};
 
 use regex::Regex;
 use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
+
+use super::SecurityError;
 
 /// Request headers a cross-origin request may send. Jetty's default list, plus `Authorization` so that
 /// browsers can send basic credentials.

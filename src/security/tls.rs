@@ -13,7 +13,6 @@
 //!   (a PEM file): the CAs that client certificates must chain to.
 //! - `ssl.enabled.protocols`: `TLSv1.2,TLSv1.3` by default.
 
-use super::SecurityError;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -22,6 +21,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
+
+use super::SecurityError;
 
 /// The prefix of the settings for `listeners`.
 pub const LISTENERS_PREFIX: &str = "listeners.https.";

@@ -1,7 +1,5 @@
 //! `Cast$Key` / `Cast$Value`: casts fields, or the whole key or value, to another primitive type.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use base64::Engine as _;
 use std::collections::BTreeMap;
 
@@ -13,7 +11,9 @@ use super::{
 use crate::config::def::{
     parse_list, ConfigDef, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
 };
+use crate::config::ConfigError;
 use crate::data::logical::{self, LogicalKind};
+use crate::data::DataError;
 use crate::data::{
     double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Value,
 };

@@ -1,13 +1,13 @@
 //! A connector's transformation chain (Kafka's `TransformationChain`), built from its `transforms` and
 //! `predicates` keys and applied record by record.
 
-use crate::config::ConfigError;
 use std::collections::BTreeMap;
 
 use super::{
     configure_predicate, configure_transformation, java_list, resolve_predicate,
     resolve_transformation, Predicate, RecordContext, Transformation,
 };
+use crate::config::ConfigError;
 use crate::record::ConnectRecord;
 
 /// A failure inside the chain: which transformation failed and why.

@@ -16,8 +16,9 @@
 //! date; time zone names other than `UTC`, `GMT`, `UT` and `Z` (with optional offsets) are not
 //! understood when parsing.
 
-use crate::config::ConfigError;
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
+
+use crate::config::ConfigError;
 
 const MILLIS_PER_DAY: i64 = 86_400_000;
 

@@ -1,8 +1,6 @@
 //! `ExtractField$Key` / `ExtractField$Value`: replaces the key or value with one of its fields,
 //! with KIP-821's `field.syntax.version=V2` dotted paths into nested structs and maps.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::{
@@ -11,6 +9,8 @@ use super::{
     SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Field, Schema, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field extraction";

@@ -1,8 +1,6 @@
 //! `Flatten$Key` / `Flatten$Value`: flattens nested structs or maps into one level, joining
 //! field names with a delimiter.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::{
@@ -10,6 +8,8 @@ use super::{
     require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
 
 const PURPOSE: &str = "flattening";

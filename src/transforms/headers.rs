@@ -1,8 +1,6 @@
 //! The header transformations: `DropHeaders`, `InsertHeader` and `HeaderFrom$Key` /
 //! `HeaderFrom$Value`.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::{BTreeMap, HashSet};
 
 use super::{
@@ -11,6 +9,8 @@ use super::{
     required_list_key, required_string, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{values, SchemaBuilder, SchemaRef, Value};
 use crate::record::{ConnectRecord, Header};
 

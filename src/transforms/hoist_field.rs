@@ -1,12 +1,12 @@
 //! `HoistField$Key` / `HoistField$Value`: wraps the key or value in a struct (or, schemaless, a
 //! map) under one field name.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::{parse_config, put, required_string, Input, Side, SideTransformation};
 use crate::config::def::{ConfigDef, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 /// The `HoistField` transformation.

@@ -1,8 +1,6 @@
 //! `InsertField$Key` / `InsertField$Value`: adds fields from the record's metadata (topic,
 //! partition, offset, timestamp) or a static value.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::{
@@ -11,6 +9,8 @@ use super::{
     RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Value};
 use crate::record::ConnectRecord;
 

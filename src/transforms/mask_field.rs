@@ -1,8 +1,6 @@
 //! `MaskField$Key` / `MaskField$Value`: replaces fields with a "null value" of their type
 //! (`0`, `false`, `""`, empty collections) or with a configured replacement.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::{BTreeMap, HashSet};
 
 use super::cast::big_decimal_long_value;
@@ -12,7 +10,9 @@ use super::{
     SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::ConfigError;
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
+use crate::data::DataError;
 use crate::data::{Schema, SchemaRef, Value};
 
 const PURPOSE: &str = "mask fields";

@@ -39,9 +39,9 @@ mod registry;
 mod require;
 mod support;
 
-use crate::data::DataError;
 use std::fmt;
 
+use crate::data::DataError;
 use crate::data::{SchemaRef, Value};
 use crate::record::ConnectRecord;
 

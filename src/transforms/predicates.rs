@@ -1,11 +1,11 @@
 //! The built-in predicates of `org.apache.kafka.connect.transforms.predicates`:
 //! `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone`.
 
-use crate::config::ConfigError;
 use std::collections::BTreeMap;
 
 use super::{parse_config, regex_value, required_string, JavaRegex, Predicate};
 use crate::config::def::{ConfigDef, Importance, Validator};
+use crate::config::ConfigError;
 use crate::record::ConnectRecord;
 
 /// `TopicNameMatches`: true when the whole topic name matches `pattern`.

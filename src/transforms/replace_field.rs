@@ -1,8 +1,6 @@
 //! `ReplaceField$Key` / `ReplaceField$Value`: drops (`exclude`), keeps (`include`) and renames
 //! (`renames`) fields.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
@@ -12,6 +10,8 @@ use super::{
     Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, ConfigValue, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field replacement";

@@ -1,14 +1,14 @@
 //! Helpers shared by the transformations: Kafka's `Requirements` and `SchemaUtil`, schemaless map
 //! access, and the small config-definition shorthands.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::RecordContext;
 use crate::config::def::{
     ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 
 /// Java's `getClass().getName()` of a value (`java.lang.Integer`), `null` for null.

@@ -1,7 +1,5 @@
 //! Topic routing and dropping: `RegexRouter`, `TimestampRouter` and `Filter`.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::datefmt::DateFormat;
@@ -9,6 +7,8 @@ use super::{
     key, parse_config, regex_value, required_string, JavaRegex, RecordContext, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::record::ConnectRecord;
 
 /// `Filter`: drops every record (normally applied under a predicate).

@@ -1,8 +1,6 @@
 //! `SetSchemaMetadata$Key` / `SetSchemaMetadata$Value`: sets the name and/or version of the key
 //! or value schema.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -11,6 +9,8 @@ use super::{
     require_schema, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaType, Value};
 use crate::record::ConnectRecord;
 

@@ -2,10 +2,10 @@
 //! record and hands it to `applySchemaless` or `applyWithSchema`, and the rebuilding of a struct
 //! field by field.
 
-use crate::data::DataError;
 use std::fmt;
 
 use super::{field_value, put, RecordContext, Side, Transformation};
+use crate::data::DataError;
 use crate::data::{Field, SchemaRef, Struct, Value};
 use crate::record::ConnectRecord;
 

@@ -6,8 +6,6 @@
 //! milliseconds as `Int32`, `Timestamp` milliseconds as `Int64`), also in schemaless output,
 //! where Kafka would put a `java.util.Date` that no converter can write.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::datefmt::DateFormat;
@@ -17,7 +15,9 @@ use super::{
     required_string, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
+use crate::config::ConfigError;
 use crate::data::logical::{self, LogicalKind};
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
 
 const PURPOSE: &str = "converting timestamp formats";

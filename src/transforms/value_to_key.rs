@@ -1,7 +1,5 @@
 //! `ValueToKey`: replaces the key with a struct (or map) of fields taken from the value.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::collections::BTreeMap;
 
 use super::{
@@ -10,6 +8,8 @@ use super::{
     Transformation,
 };
 use crate::config::def::ConfigDef;
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, Struct, Value};
 use crate::record::ConnectRecord;
 

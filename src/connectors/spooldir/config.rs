@@ -1,14 +1,14 @@
 //! The SpoolDir connectors' config key names and the typed task config, with the checks across keys.
 
-use crate::config::ConfigError;
-use crate::data::DataError;
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 
 use super::schema_json;
 use crate::config::def::ParsedConfig;
+use crate::config::ConfigError;
 use crate::connectors::{Props, TaskError};
+use crate::data::DataError;
 use crate::data::SchemaRef;
 use crate::transforms::datefmt::DateFormat;
 

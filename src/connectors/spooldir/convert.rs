@@ -1,7 +1,6 @@
 //! Items into record keys and values: CSV rows and JSON objects into `key.schema`/`value.schema`
 //! structs, lines and schemaless JSON into strings; and schema generation.
 
-use crate::data::DataError;
 use std::fs::File;
 use std::io::BufReader;
 
@@ -11,6 +10,7 @@ use super::config::{Format, SpoolConfig};
 use super::files::InputFile;
 use super::parse::Parser;
 use super::readers::Item;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 
 /// The key and value schemas of the CSV and JSON formats.

@@ -1,10 +1,10 @@
 //! Text and JSON into Connect values by schema, as the original's connect-utils `Parser` does: numbers,
 //! booleans, strings, `Decimal`, and `Timestamp`/`Date`/`Time` read with `parser.timestamp.date.formats`.
 
-use crate::data::DataError;
 use serde_json::Value as Json;
 
 use crate::data::logical::{decimal_from_str, kind_of, LogicalKind};
+use crate::data::DataError;
 use crate::data::{Schema, SchemaType, Struct, Value};
 use crate::transforms::datefmt::DateFormat;
 

@@ -2,9 +2,9 @@
 //! (connect-utils' `SchemaSerializationModule`): `{"name", "doc", "type": "STRUCT", "version",
 //! "parameters", "isOptional", "defaultValue", "keySchema", "valueSchema", "fieldSchemas": {name: schema}}`.
 
-use crate::data::DataError;
 use serde_json::{json, Map, Value as Json};
 
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, SchemaType, Value};
 
 /// Parses a schema from its JSON text.

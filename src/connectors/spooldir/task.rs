@@ -1,7 +1,6 @@
 //! The SpoolDir source task: reads one file at a time in batches, and cleans a file up only once every
 //! record read from it is committed to the local log.
 
-use crate::data::DataError;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::path::PathBuf;
@@ -15,6 +14,7 @@ use super::files::{self, InputFile};
 use super::parse::Parser;
 use super::readers::{CsvRows, JsonValues, Lines, ReadError, Reader};
 use crate::connectors::{Props, SourceTask, SourceTaskContext, TaskError};
+use crate::data::DataError;
 use crate::data::{logical, Schema, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, Header, SourceRecord};

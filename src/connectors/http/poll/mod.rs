@@ -395,7 +395,7 @@ impl SourceTask for HttpSourceTask {
             .parser
             .as_ref()
             .ok_or_else(|| TaskError::fatal("The task is not started"))?;
-        let mut records = parser.parse(&body).map_err(TaskError::fatal)?;
+        let mut records = parser.parse(&body).map_err(|e| TaskError::fatal(e.0))?;
         let total = records.len();
         parse::sort(&mut records, &self.order);
         let records = parse::unseen(records, &self.offset);
