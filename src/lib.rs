@@ -244,11 +244,12 @@ pub async fn prepare(
     config
         .validate(&plugins::Plugins::new())
         .map_err(|e| RunError::Config(e.to_string()))?;
-    let security = Arc::new(security::Security::from_worker(&config).map_err(RunError::Config)?);
+    let security =
+        Arc::new(security::Security::from_worker(&config).map_err(|e| RunError::Config(e.into()))?);
     let acceptors = |listeners: &[Listener], admin: bool| {
         listeners
             .iter()
-            .map(|l| security::acceptor(&config, l, admin).map_err(RunError::Config))
+            .map(|l| security::acceptor(&config, l, admin).map_err(|e| RunError::Config(e.into())))
             .collect::<Result<Vec<_>, _>>()
     };
     let rest_tls = acceptors(&config.listeners, false)?;

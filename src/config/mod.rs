@@ -17,6 +17,7 @@
 
 pub mod connector;
 pub mod def;
+pub(crate) mod error;
 pub mod keys;
 pub mod properties;
 pub mod providers;
@@ -31,4 +32,5 @@ pub use def::{
     ConfigValue, ConfigValueInfo, DefaultValue, Importance, ParsedConfig, ValidatedValue,
     Validator, Width,
 };
+pub use error::{invalid_value, ConfigError};
 pub use properties::{parse_properties, PropertiesError};

@@ -29,6 +29,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::config::properties::parse_properties;
+use crate::config::ConfigError;
 
 const FILE_CLASS: &str = "org.apache.kafka.common.config.provider.FileConfigProvider";
 const DIRECTORY_CLASS: &str = "org.apache.kafka.common.config.provider.DirectoryConfigProvider";
@@ -96,7 +97,7 @@ fn normalize(path: &Path) -> PathBuf {
 }
 
 impl AllowedPaths {
-    fn parse(provider: &str, value: Option<&String>) -> Result<AllowedPaths, String> {
+    fn parse(provider: &str, value: Option<&String>) -> Result<AllowedPaths, ConfigError> {
         let Some(value) = value.map(|v| v.trim()).filter(|v| !v.is_empty()) else {
             return Ok(AllowedPaths(None));
         };
@@ -104,9 +105,12 @@ impl AllowedPaths {
         for p in value.split(',').map(str::trim) {
             let path = normalize(Path::new(p));
             if !path.is_absolute() {
-                return Err(format!(
-                    "Invalid value {value} for configuration config.providers.{provider}.param.allowed.paths: Path {p} is not valid. The path should be absolute"
-                ));
+                return Err(crate::config::invalid_value(
+                    format_args!("config.providers.{provider}.param.allowed.paths"),
+                    value,
+                    format_args!("Path {p} is not valid. The path should be absolute"),
+                )
+                .into());
             }
             paths.push(path);
         }
@@ -136,13 +140,13 @@ impl AllowedPaths {
         key: &str,
         what: &str,
         example: &str,
-    ) -> Result<(&'p str, PathBuf), String> {
+    ) -> Result<(&'p str, PathBuf), ConfigError> {
         let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
-            format!("The placeholder ${{{provider}:{key}}} names no {what}; use ${{{provider}:{example}:{key}}}")
+            ConfigError::Message(format!("The placeholder ${{{provider}:{key}}} names no {what}; use ${{{provider}:{example}:{key}}}"))
         })?;
-        let checked = self
-            .check(path)
-            .ok_or_else(|| format!("The path {path} is not allowed to be accessed"))?;
+        let checked = self.check(path).ok_or_else(|| {
+            ConfigError::Message(format!("The path {path} is not allowed to be accessed"))
+        })?;
         Ok((path, checked))
     }
 }
@@ -187,7 +191,9 @@ impl ConfigProviders {
     ///
     /// # Errors
     /// A provider without a class, a class liteconnect does not have, or an invalid parameter.
-    pub fn from_worker_props(props: &BTreeMap<String, String>) -> Result<ConfigProviders, String> {
+    pub fn from_worker_props(
+        props: &BTreeMap<String, String>,
+    ) -> Result<ConfigProviders, ConfigError> {
         let mut providers = BTreeMap::new();
         let Some(list) = props.get("config.providers") else {
             return Ok(ConfigProviders { providers });
@@ -198,7 +204,7 @@ impl ConfigProviders {
                 .get(&class_key)
                 .map(|c| c.trim())
                 .filter(|c| !c.is_empty())
-                .ok_or_else(|| format!("Missing required configuration \"{class_key}\" for the config provider '{name}'"))?;
+                .ok_or_else(|| ConfigError::Message(format!("Missing required configuration \"{class_key}\" for the config provider '{name}'")))?;
             let param = |p: &str| props.get(&format!("config.providers.{name}.param.{p}"));
             let simple = class.rsplit('.').next().unwrap_or(class);
             let kind = match simple {
@@ -211,13 +217,19 @@ impl ConfigProviders {
                 "EnvVarConfigProvider" if class == ENV_CLASS || class == simple => {
                     let pattern = param("allowlist.pattern").map(String::as_str).unwrap_or(".*");
                     Kind::Env(Regex::new(pattern).map_err(|e| {
-                        format!("Invalid value {pattern} for configuration config.providers.{name}.param.allowlist.pattern: {e}")
+                        crate::config::invalid_value(
+                            format_args!("config.providers.{name}.param.allowlist.pattern"),
+                            pattern,
+                            e,
+                        )
                     })?)
                 }
                 _ => {
-                    return Err(format!(
-                        "Invalid value {class} for configuration {class_key}: Class {class} could not be found. liteconnect has {FILE_CLASS}, {DIRECTORY_CLASS} and {ENV_CLASS}."
-                    ))
+                    return Err(crate::config::invalid_value(
+                        class_key,
+                        class,
+                        format_args!("Class {class} could not be found. liteconnect has {FILE_CLASS}, {DIRECTORY_CLASS} and {ENV_CLASS}."),
+                    ).into())
                 }
             };
             providers.insert(name.to_string(), kind);
@@ -242,7 +254,7 @@ impl ConfigProviders {
     pub fn resolve(
         &self,
         config: &BTreeMap<String, String>,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
         self.resolve_with(config, &ProcessEnv)
     }
 
@@ -254,16 +266,16 @@ impl ConfigProviders {
         &self,
         config: &BTreeMap<String, String>,
         env: &dyn Environment,
-    ) -> Result<BTreeMap<String, String>, String> {
+    ) -> Result<BTreeMap<String, String>, ConfigError> {
         if self.providers.is_empty() {
             return Ok(config.clone());
         }
         let mut files: BTreeMap<PathBuf, BTreeMap<String, String>> = BTreeMap::new();
         let mut out = BTreeMap::new();
         for (key, value) in config {
-            let resolved = self
-                .resolve_value(value, env, &mut files)
-                .map_err(|e| format!("{e} (in the value of configuration {key})"))?;
+            let resolved = self.resolve_value(value, env, &mut files).map_err(|e| {
+                ConfigError::Message(format!("{e} (in the value of configuration {key})"))
+            })?;
             out.insert(key.clone(), resolved);
         }
         Ok(out)
@@ -274,7 +286,7 @@ impl ConfigProviders {
         value: &str,
         env: &dyn Environment,
         files: &mut BTreeMap<PathBuf, BTreeMap<String, String>>,
-    ) -> Result<String, String> {
+    ) -> Result<String, ConfigError> {
         if !has_placeholder(value) {
             return Ok(value.to_string());
         }
@@ -306,60 +318,67 @@ fn lookup(
     key: &str,
     env: &dyn Environment,
     files: &mut BTreeMap<PathBuf, BTreeMap<String, String>>,
-) -> Result<String, String> {
+) -> Result<String, ConfigError> {
     match kind {
         Kind::Env(allow) => {
             if let Some(p) = path.filter(|p| !p.is_empty()) {
                 return Err(format!(
                     "Path is not supported for EnvVarConfigProvider, invalid value '{p}'"
-                ));
+                )
+                .into());
             }
             if !allow.is_match(key) {
                 return Err(format!(
                     "The environment variable {key} is not allowed by config.providers.{provider}.param.allowlist.pattern"
-                ));
+                ).into());
             }
-            env.var(key)
-                .ok_or_else(|| format!("The environment variable {key} is not set"))
+            env.var(key).ok_or_else(|| {
+                ConfigError::Message(format!("The environment variable {key} is not set"))
+            })
         }
         Kind::File(allowed) => {
             let (path, file) =
                 allowed.resolve(path, provider, key, "file", "/path/to/file.properties")?;
             if !files.contains_key(&file) {
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| format!("Could not read properties from file {path}: {e}"))?;
-                let props = parse_properties(&text)
-                    .map_err(|e| format!("Could not read properties from file {path}: {e}"))?;
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    ConfigError::Message(format!("Could not read properties from file {path}: {e}"))
+                })?;
+                let props = parse_properties(&text).map_err(|e| {
+                    ConfigError::Message(format!("Could not read properties from file {path}: {e}"))
+                })?;
                 files.insert(file.clone(), props.into_iter().collect());
             }
-            files[&file]
-                .get(key)
-                .cloned()
-                .ok_or_else(|| format!("The key {key} was not found in the properties file {path}"))
+            files[&file].get(key).cloned().ok_or_else(|| {
+                ConfigError::Message(format!(
+                    "The key {key} was not found in the properties file {path}"
+                ))
+            })
         }
         Kind::Directory(allowed) => {
             let (dir, dir_path) =
                 allowed.resolve(path, provider, key, "directory", "/path/to/dir")?;
             if !dir_path.is_dir() {
-                return Err(format!("The path {dir} is not a directory"));
+                return Err(format!("The path {dir} is not a directory").into());
             }
             if key.contains('/') || key == ".." || key == "." {
                 return Err(format!(
                     "Could not read file {key} in directory {dir}: not a file name"
-                ));
+                )
+                .into());
             }
             let file = dir_path.join(key);
             if !file.is_file() {
                 return Err(format!(
                     "Could not read file {} for property {key}: no such regular file",
                     file.display()
-                ));
+                )
+                .into());
             }
             std::fs::read_to_string(&file).map_err(|e| {
-                format!(
+                ConfigError::Message(format!(
                     "Could not read file {} for property {key}: {e}",
                     file.display()
-                )
+                ))
             })
         }
     }
@@ -419,7 +438,8 @@ mod tests {
         .unwrap();
         assert_eq!(p.names(), vec!["dir", "env", "file"]);
         let e = ConfigProviders::from_worker_props(&props(&[("config.providers", "vault")]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("config.providers.vault.class"), "{e}");
         let e = ConfigProviders::from_worker_props(&props(&[
             ("config.providers", "vault"),
@@ -428,14 +448,16 @@ mod tests {
                 "com.example.VaultConfigProvider",
             ),
         ]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("could not be found"), "{e}");
         let e = ConfigProviders::from_worker_props(&props(&[
             ("config.providers", "file"),
             ("config.providers.file.class", FILE_CLASS),
             ("config.providers.file.param.allowed.paths", "relative/dir"),
         ]))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("absolute"), "{e}");
         assert!(ConfigProviders::from_worker_props(&BTreeMap::new())
             .unwrap()
@@ -500,7 +522,10 @@ mod tests {
                 "not a file name",
             ),
         ] {
-            let e = p.resolve_with(&props(&[("k", &value)]), &env).unwrap_err();
+            let e = p
+                .resolve_with(&props(&[("k", &value)]), &env)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(expected), "{value}: {e}");
             assert!(e.contains("configuration k"), "{e}");
         }
@@ -525,7 +550,10 @@ mod tests {
         let ok = format!("${{file:{}:k}}", allowed.join("a.properties").display());
         assert_eq!(p.resolve(&props(&[("x", &ok)])).unwrap()["x"], "v");
         let escape = format!("${{file:{}/../b.properties:k}}", allowed.display());
-        let e = p.resolve(&props(&[("x", &escape)])).unwrap_err();
+        let e = p
+            .resolve(&props(&[("x", &escape)]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is not allowed to be accessed"), "{e}");
     }
 }

@@ -48,12 +48,20 @@ impl Listener {
     /// Parses `protocol://host:port` (Kafka's format; host may be empty or a bracketed IPv6 address).
     pub fn parse(s: &str) -> Result<Listener, String> {
         let bad = || {
-            format!("Invalid value {s} for configuration listeners: Listener doesn't have the right format (protocol://hostname:port).")
+            crate::config::invalid_value(
+                "listeners",
+                s,
+                "Listener doesn't have the right format (protocol://hostname:port).",
+            )
         };
         let (scheme, rest) = s.trim().split_once("://").ok_or_else(bad)?;
         let scheme = scheme.to_ascii_lowercase();
         if scheme != "http" && scheme != "https" {
-            return Err(format!("Invalid value {s} for configuration listeners: Listener protocol must be http or https"));
+            return Err(crate::config::invalid_value(
+                "listeners",
+                s,
+                "Listener protocol must be http or https",
+            ));
         }
         let (host, port) = rest.rsplit_once(':').ok_or_else(bad)?;
         let port: u16 = port.parse().map_err(|_| bad())?;
@@ -160,9 +168,9 @@ pub enum WorkerConfigError {
     Listener(String),
     /// The config providers' settings.
     #[error("{0}")]
-    Providers(String),
+    Providers(crate::config::ConfigError),
     /// A worker converter naming a class liteconnect does not have.
-    #[error("Invalid value {class} for configuration {key}: Class {class} could not be found.")]
+    #[error("{}", crate::config::invalid_value(.key, .class, format_args!("Class {} could not be found.", .class)))]
     UnknownConverter {
         /// `key.converter`, `value.converter` or `header.converter`.
         key: &'static str,

@@ -162,13 +162,6 @@ pub fn new_header_converter(
     }
 }
 
-/// Kafka's `ConfigException` text for a bad value: `Invalid value V for configuration K: why`.
-pub(crate) fn invalid_value(key: &str, value: &str, why: &str) -> DataError {
-    DataError::new(format!(
-        "Invalid value {value} for configuration {key}: {why}"
-    ))
-}
-
 /// A `BOOLEAN` config key, parsed as Kafka's `ConfigDef` does (trimmed, case-insensitive).
 pub(crate) fn config_bool(
     config: &BTreeMap<String, String>,
@@ -180,11 +173,11 @@ pub(crate) fn config_bool(
         Some(raw) => match raw.trim() {
             t if t.eq_ignore_ascii_case("true") => Ok(true),
             t if t.eq_ignore_ascii_case("false") => Ok(false),
-            _ => Err(invalid_value(
+            _ => Err(DataError::new(crate::config::invalid_value(
                 key,
                 raw,
                 "Expected value to be either true or false",
-            )),
+            ))),
         },
     }
 }
@@ -197,10 +190,13 @@ pub(crate) fn config_int(
 ) -> Result<i32, DataError> {
     match config.get(key) {
         None => Ok(default),
-        Some(raw) => raw
-            .trim()
-            .parse::<i32>()
-            .map_err(|_| invalid_value(key, raw, "Not a number of type INT")),
+        Some(raw) => raw.trim().parse::<i32>().map_err(|_| {
+            DataError::new(crate::config::invalid_value(
+                key,
+                raw,
+                "Not a number of type INT",
+            ))
+        }),
     }
 }
 
@@ -209,11 +205,11 @@ fn check_converter_type(config: &BTreeMap<String, String>) -> Result<(), DataErr
     match config.get("converter.type") {
         None => Ok(()),
         Some(v) if ["key", "value", "header"].contains(&v.trim()) => Ok(()),
-        Some(v) => Err(invalid_value(
+        Some(v) => Err(DataError::new(crate::config::invalid_value(
             "converter.type",
             v,
             "String must be one of: key, value, header",
-        )),
+        ))),
     }
 }
 

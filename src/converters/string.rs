@@ -5,7 +5,7 @@
 //! string. Only UTF-8 is supported for `converter.encoding`; other charsets are refused when the
 //! converter is built rather than failing on the first record.
 
-use super::{invalid_value, Codec, RecordCodec};
+use super::{Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 use std::collections::BTreeMap;
 
@@ -23,11 +23,11 @@ impl StringConverter {
         if let Some(enc) = config.get("converter.encoding") {
             let normalized = enc.trim().to_ascii_uppercase();
             if normalized != "UTF-8" && normalized != "UTF8" {
-                return Err(invalid_value(
+                return Err(DataError::new(crate::config::invalid_value(
                     "converter.encoding",
                     enc,
                     "Only the UTF-8 encoding is supported",
-                ));
+                )));
             }
         }
         Ok(StringConverter)

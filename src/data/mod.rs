@@ -38,6 +38,36 @@ impl DataError {
     }
 }
 
+impl From<String> for DataError {
+    fn from(msg: String) -> Self {
+        DataError(msg)
+    }
+}
+
+impl From<&str> for DataError {
+    fn from(msg: &str) -> Self {
+        DataError(msg.to_string())
+    }
+}
+
+impl PartialEq<str> for DataError {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for DataError {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for DataError {
+    fn eq(&self, other: &String) -> bool {
+        self.0 == *other
+    }
+}
+
 /// The physical type of a schema, Kafka's `Schema.Type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SchemaType {

@@ -64,6 +64,7 @@ impl KafkaPrepared {
                 }
                 crate::security::tls::server_config(&config.originals, KAFKA_SSL_PREFIX)
                     .map(|c| Some(TlsAcceptor::from(c)))
+                    .map_err(String::from)
             })
             .collect::<Result<Vec<_>, String>>()?;
         let credentials = match &config.kafka.sasl_credentials_file {

@@ -20,9 +20,9 @@ pub type MakeConverter = fn(&Props) -> Result<Arc<dyn Converter>, DataError>;
 /// Builds a configured header converter.
 pub type MakeHeaderConverter = fn(&Props) -> Result<Arc<dyn HeaderConverter>, DataError>;
 /// Builds a configured transformation.
-pub type MakeTransform = fn(&Props) -> Result<Box<dyn Transformation>, String>;
+pub type MakeTransform = fn(&Props) -> Result<Box<dyn Transformation>, crate::config::ConfigError>;
 /// Builds a configured predicate.
-pub type MakePredicate = fn(&Props) -> Result<Box<dyn Predicate>, String>;
+pub type MakePredicate = fn(&Props) -> Result<Box<dyn Predicate>, crate::config::ConfigError>;
 
 /// The plugin interfaces of Kafka Connect (Kafka's `PluginType`), serialised as Kafka names them in
 /// `GET /connector-plugins`.

@@ -151,7 +151,7 @@ mod tests {
             version: "1",
             factory: Factory::Transformation {
                 def: ConfigDef::new,
-                make: |_| Err("not built in tests".to_owned()),
+                make: |_| Err("not built in tests".to_owned().into()),
             },
         }
     }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
 use crate::config::def::ConfigDef;
+use crate::config::ConfigError;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
 use crate::connectors::jdbc::{JdbcSink, JdbcSource};
 #[cfg(feature = "kafka-client")]
@@ -26,14 +27,14 @@ use crate::transforms::{
 };
 
 fn boxed<T: Transformation + 'static>(
-    r: Result<T, String>,
-) -> Result<Box<dyn Transformation>, String> {
+    r: Result<T, ConfigError>,
+) -> Result<Box<dyn Transformation>, ConfigError> {
     r.map(|t| Box::new(t) as Box<dyn Transformation>)
 }
 
 fn boxed_predicate<T: Predicate + 'static>(
-    r: Result<T, String>,
-) -> Result<Box<dyn Predicate>, String> {
+    r: Result<T, ConfigError>,
+) -> Result<Box<dyn Predicate>, ConfigError> {
     r.map(|t| Box::new(t) as Box<dyn Predicate>)
 }
 

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 
+use super::SecurityError;
 use crate::config::properties::parse_properties;
 
 /// Kafka's class name for the extension.
@@ -62,7 +63,7 @@ enum Token {
     Equals,
 }
 
-fn tokenize(text: &str) -> Result<Vec<Token>, String> {
+fn tokenize(text: &str) -> Result<Vec<Token>, SecurityError> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut i = 0;
@@ -81,7 +82,9 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
                     i += 1;
                 }
                 if i >= chars.len() {
-                    return Err("JAAS config: unterminated comment".into());
+                    return Err(SecurityError::Jaas(
+                        "JAAS config: unterminated comment".into(),
+                    ));
                 }
                 i += 2;
             }
@@ -100,7 +103,11 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
                 i += 1;
                 loop {
                     match chars.get(i) {
-                        None => return Err("JAAS config: unterminated quoted value".into()),
+                        None => {
+                            return Err(SecurityError::Jaas(
+                                "JAAS config: unterminated quoted value".into(),
+                            ))
+                        }
                         Some(&ch) if ch == quote => {
                             i += 1;
                             break;
@@ -134,17 +141,20 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
 ///
 /// # Errors
 /// The text is not a JAAS configuration, or the section is missing.
-pub fn parse_jaas(text: &str, section: &str) -> Result<Vec<JaasEntry>, String> {
+pub fn parse_jaas(text: &str, section: &str) -> Result<Vec<JaasEntry>, SecurityError> {
     let tokens = tokenize(text)?;
     let mut sections: BTreeMap<String, Vec<JaasEntry>> = BTreeMap::new();
     let mut i = 0;
     while i < tokens.len() {
         let Token::Word(name) = &tokens[i] else {
-            return Err(unexpected(tokens.get(i), "a section name"));
+            return Err(SecurityError::Jaas(unexpected(
+                tokens.get(i),
+                "a section name",
+            )));
         };
         i += 1;
         if tokens.get(i) != Some(&Token::Open) {
-            return Err(unexpected(tokens.get(i), "'{'"));
+            return Err(SecurityError::Jaas(unexpected(tokens.get(i), "'{'")));
         }
         i += 1;
         let mut entries = Vec::new();
@@ -160,7 +170,7 @@ pub fn parse_jaas(text: &str, section: &str) -> Result<Vec<JaasEntry>, String> {
     }
     sections
         .remove(section)
-        .ok_or_else(|| format!("JAAS config: no '{section}' section (Kafka Connect logs in with '{section} {{ ... }};')"))
+        .ok_or_else(|| SecurityError::Jaas(format!("JAAS config: no '{section}' section (Kafka Connect logs in with '{section} {{ ... }};')")))
 }
 
 fn unexpected(t: Option<&Token>, what: &str) -> String {
@@ -177,8 +187,8 @@ fn words_until(
     i: &mut usize,
     end: &Token,
     what: &str,
-    mut item: impl FnMut(&String, &mut usize) -> Result<(), String>,
-) -> Result<(), String> {
+    mut item: impl FnMut(&String, &mut usize) -> Result<(), SecurityError>,
+) -> Result<(), SecurityError> {
     loop {
         match tokens.get(*i) {
             Some(t) if t == end => {
@@ -189,13 +199,13 @@ fn words_until(
                 *i += 1;
                 item(word, i)?;
             }
-            t => return Err(unexpected(t, what)),
+            t => return Err(SecurityError::Jaas(unexpected(t, what))),
         }
     }
 }
 
 /// One login module entry after its class name: the control flag, then the options up to `;`.
-fn parse_entry(tokens: &[Token], i: &mut usize, class: &str) -> Result<JaasEntry, String> {
+fn parse_entry(tokens: &[Token], i: &mut usize, class: &str) -> Result<JaasEntry, SecurityError> {
     let flag = match tokens.get(*i) {
         Some(Token::Word(f)) => match f.to_ascii_lowercase().as_str() {
             "required" => Flag::Required,
@@ -203,27 +213,30 @@ fn parse_entry(tokens: &[Token], i: &mut usize, class: &str) -> Result<JaasEntry
             "sufficient" => Flag::Sufficient,
             "optional" => Flag::Optional,
             other => {
-                return Err(format!(
+                return Err(SecurityError::Jaas(format!(
                     "JAAS config: unknown control flag '{other}' for {class}"
-                ))
+                )))
             }
         },
         t => {
-            return Err(unexpected(
+            return Err(SecurityError::Jaas(unexpected(
                 t,
                 "a control flag (required, requisite, sufficient, optional)",
-            ))
+            )))
         }
     };
     *i += 1;
     let mut options = BTreeMap::new();
     words_until(tokens, i, &Token::Semi, "an option or ';'", |key, i| {
         if tokens.get(*i) != Some(&Token::Equals) {
-            return Err(unexpected(tokens.get(*i), "'=' after an option name"));
+            return Err(SecurityError::Jaas(unexpected(
+                tokens.get(*i),
+                "'=' after an option name",
+            )));
         }
         let value = match tokens.get(*i + 1) {
             Some(Token::Quoted(v)) | Some(Token::Word(v)) => v.clone(),
-            t => return Err(unexpected(t, "an option value")),
+            t => return Err(SecurityError::Jaas(unexpected(t, "an option value"))),
         };
         options.insert(key.clone(), value);
         *i += 2;
@@ -240,18 +253,18 @@ fn parse_entry(tokens: &[Token], i: &mut usize, class: &str) -> Result<JaasEntry
 ///
 /// # Errors
 /// The file cannot be read or parsed.
-pub fn read_credentials(path: &Path) -> Result<BTreeMap<String, String>, String> {
+pub fn read_credentials(path: &Path) -> Result<BTreeMap<String, String>, SecurityError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        format!(
+        SecurityError::Credentials(format!(
             "Error loading Property Credentials file {}: {e}",
             path.display()
-        )
+        ))
     })?;
     parse_credentials(&text).map_err(|e| {
-        format!(
+        SecurityError::Credentials(format!(
             "Error loading Property Credentials file {}: {e}",
             path.display()
-        )
+        ))
     })
 }
 
@@ -259,9 +272,9 @@ pub fn read_credentials(path: &Path) -> Result<BTreeMap<String, String>, String>
 ///
 /// # Errors
 /// The text is not valid properties syntax.
-pub fn parse_credentials(text: &str) -> Result<BTreeMap<String, String>, String> {
+pub fn parse_credentials(text: &str) -> Result<BTreeMap<String, String>, SecurityError> {
     Ok(parse_properties(text)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| SecurityError::Credentials(e.to_string()))?
         .into_iter()
         .collect())
 }
@@ -319,34 +332,39 @@ impl Module {
 
 /// The login modules of `rest.basic.auth.jaas.config` (inline JAAS text or a JAAS file), each with
 /// its credentials read.
-fn jaas_modules(jaas: &str) -> Result<Vec<Module>, String> {
+fn jaas_modules(jaas: &str) -> Result<Vec<Module>, SecurityError> {
     let mut modules = Vec::new();
     let text = if jaas.contains('{') {
         jaas.to_string()
     } else {
-        std::fs::read_to_string(jaas)
-            .map_err(|e| format!("Invalid value {jaas} for configuration rest.basic.auth.jaas.config: cannot read the JAAS file: {e}"))?
+        std::fs::read_to_string(jaas).map_err(|e| {
+            crate::config::ConfigError::invalid(
+                "rest.basic.auth.jaas.config",
+                jaas,
+                format_args!("cannot read the JAAS file: {e}"),
+            )
+        })?
     };
-    let entries =
-        parse_jaas(&text, JAAS_SECTION).map_err(|e| format!("rest.basic.auth.jaas.config: {e}"))?;
+    let entries = parse_jaas(&text, JAAS_SECTION)
+        .map_err(|e| SecurityError::Jaas(format!("rest.basic.auth.jaas.config: {e}")))?;
     if entries.is_empty() {
-        return Err(format!(
+        return Err(SecurityError::Jaas(format!(
             "rest.basic.auth.jaas.config: the {JAAS_SECTION} section names no login module"
-        ));
+        )));
     }
     for e in entries {
         if e.class != LOGIN_MODULE_CLASS {
-            return Err(format!(
+            return Err(SecurityError::Jaas(format!(
                 "rest.basic.auth.jaas.config: login module {} is not available; liteconnect has {LOGIN_MODULE_CLASS}",
                 e.class
-            ));
+            )));
         }
         let path = e
             .options
             .get("file")
             .map(|f| f.trim())
             .filter(|f| !f.is_empty())
-            .ok_or("rest.basic.auth.jaas.config: Property Credentials file must be specified (file=\"...\")")?;
+            .ok_or_else(|| SecurityError::Jaas("rest.basic.auth.jaas.config: Property Credentials file must be specified (file=\"...\")".into()))?;
         let path = PathBuf::from(path);
         modules.push(Module {
             flag: e.flag,
@@ -370,7 +388,9 @@ impl BasicAuth {
     ///
     /// # Errors
     /// An unknown extension class, credentials without the extension, or files that cannot be read.
-    pub fn from_worker(originals: &BTreeMap<String, String>) -> Result<Option<BasicAuth>, String> {
+    pub fn from_worker(
+        originals: &BTreeMap<String, String>,
+    ) -> Result<Option<BasicAuth>, SecurityError> {
         let get = |k: &str| originals.get(k).map(|v| v.trim()).filter(|v| !v.is_empty());
         let mut enabled = false;
         for class in get(crate::config::keys::REST_EXTENSION_CLASSES)
@@ -382,20 +402,31 @@ impl BasicAuth {
             if class == EXTENSION_CLASS || class == "BasicAuthSecurityRestExtension" {
                 enabled = true;
             } else {
-                return Err(format!(
-                    "Invalid value {class} for configuration rest.extension.classes: Class {class} could not be found. liteconnect has {EXTENSION_CLASS}."
-                ));
+                return Err(crate::config::ConfigError::invalid(
+                    "rest.extension.classes",
+                    class,
+                    format_args!(
+                        "Class {class} could not be found. liteconnect has {EXTENSION_CLASS}."
+                    ),
+                )
+                .into());
             }
         }
         let jaas = get(crate::config::keys::REST_BASIC_AUTH_JAAS_CONFIG);
         let file = get(crate::config::keys::REST_BASIC_AUTH_CREDENTIALS_FILE);
-        let health_exempt = match get(crate::config::keys::REST_BASIC_AUTH_HEALTH_EXEMPT).map(str::to_ascii_lowercase).as_deref() {
+        let health_exempt = match get(crate::config::keys::REST_BASIC_AUTH_HEALTH_EXEMPT)
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
             None | Some("false") => false,
             Some("true") => true,
             Some(v) => {
-                return Err(format!(
-                    "Invalid value {v} for configuration rest.basic.auth.health.exempt: Expected value to be either true or false"
-                ))
+                return Err(crate::config::ConfigError::invalid(
+                    "rest.basic.auth.health.exempt",
+                    v,
+                    "Expected value to be either true or false",
+                )
+                .into())
             }
         };
         if !enabled {
@@ -406,9 +437,9 @@ impl BasicAuth {
             .iter()
             .find_map(|(k, v)| v.map(|_| *k))
             {
-                return Err(format!(
+                return Err(SecurityError::Jaas(format!(
                     "{key} is set but rest.extension.classes does not list {EXTENSION_CLASS}; basic authentication would be off"
-                ));
+                )));
             }
             return Ok(None);
         }
@@ -425,9 +456,9 @@ impl BasicAuth {
             });
         }
         if modules.is_empty() {
-            return Err(format!(
+            return Err(SecurityError::Jaas(format!(
                 "{EXTENSION_CLASS} is enabled but no credentials are configured: set rest.basic.auth.credentials.file or rest.basic.auth.jaas.config"
-            ));
+            )));
         }
         for m in &modules {
             if m.credentials.is_empty() {
@@ -511,9 +542,11 @@ mod tests {
         assert_eq!(entries[0].options["debug"], "true");
         assert!(parse_jaas(text, "Missing")
             .unwrap_err()
+            .to_string()
             .contains("no 'Missing' section"));
         assert!(parse_jaas("KafkaConnect { x bogus; };", "KafkaConnect")
             .unwrap_err()
+            .to_string()
             .contains("control flag"));
         assert!(parse_jaas("KafkaConnect { x required file=\"a; };", "KafkaConnect").is_err());
         assert!(parse_jaas("KafkaConnect  x required; };", "KafkaConnect").is_err());
@@ -606,13 +639,16 @@ mod tests {
         .unwrap();
         assert!(auth.health_exempt);
         let e = BasicAuth::from_worker(&props(&[("rest.basic.auth.credentials.file", "/x")]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("rest.extension.classes"), "{e}");
         let e = BasicAuth::from_worker(&props(&[("rest.extension.classes", EXTENSION_CLASS)]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no credentials"), "{e}");
         let e = BasicAuth::from_worker(&props(&[("rest.extension.classes", "com.example.Ext")]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("could not be found"), "{e}");
     }
 }

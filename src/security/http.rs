@@ -6,6 +6,8 @@ use std::time::{Duration, SystemTime};
 use regex::Regex;
 use warp::http::header::{HeaderMap, HeaderName, HeaderValue};
 
+use super::SecurityError;
+
 /// Request headers a cross-origin request may send. Jetty's default list, plus `Authorization` so that
 /// browsers can send basic credentials.
 const ALLOWED_HEADERS: &[&str] = &[
@@ -33,7 +35,7 @@ impl Cors {
     ///
     /// # Errors
     /// An origin pattern that does not compile.
-    pub fn new(origins: &str, methods: Option<&str>) -> Result<Cors, String> {
+    pub fn new(origins: &str, methods: Option<&str>) -> Result<Cors, SecurityError> {
         let mut any_origin = false;
         let mut patterns = Vec::new();
         for o in origins.split(',').map(str::trim).filter(|o| !o.is_empty()) {
@@ -43,7 +45,7 @@ impl Cors {
             }
             let re = format!("^{}$", regex::escape(o).replace(r"\*", ".*"));
             patterns.push(Regex::new(&re).map_err(|e| {
-                format!("Invalid value {o} for configuration access.control.allow.origin: {e}")
+                crate::config::ConfigError::invalid("access.control.allow.origin", o, e)
             })?);
         }
         let methods = methods
@@ -208,16 +210,15 @@ pub fn csv_split(text: &str) -> Vec<String> {
 ///
 /// # Errors
 /// Kafka's messages for a rule without an action, an unknown action, or a bad name/value pair.
-pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, String> {
+pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, SecurityError> {
     let key = crate::config::keys::RESPONSE_HTTP_HEADERS_CONFIG;
     let mut rules = Vec::new();
     for rule in csv_split(config) {
-        let invalid =
-            |why: String| format!("Invalid value {config} for configuration {key}: {why}");
+        let invalid = |why: String| crate::config::ConfigError::invalid(key, config, why);
         let Some((action, header)) = rule.trim().split_once(char::is_whitespace) else {
             return Err(invalid(format!(
                 "Invalid format of header config '{rule}'. Expected: '[action] [header name]:[header value]'"
-            )));
+            )).into());
         };
         let action = match action.trim() {
             "set" => HeaderAction::Set,
@@ -227,19 +228,20 @@ pub fn parse_header_rules(config: &str) -> Result<Vec<HeaderRule>, String> {
             other => {
                 return Err(invalid(format!(
                     "Invalid header config action: '{other}'. Expected one of [set, add, setDate, addDate]"
-                )))
+                )).into())
             }
         };
         let Some((name, value)) = header.trim().split_once(':') else {
             return Err(invalid(format!(
                 "Invalid format of header name and header value pair '{header}'. Expected: '[header name]:[header value]'"
-            )));
+            )).into());
         };
         let name = name.trim();
         if name.is_empty() || name.contains(char::is_whitespace) {
             return Err(invalid(format!(
                 "Invalid header name '{name}'. The '[header name]' cannot contain whitespace"
-            )));
+            ))
+            .into());
         }
         let header_name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| invalid(format!("Invalid header name '{name}'")))?;
@@ -350,7 +352,7 @@ mod tests {
             ("set X A: 1", "cannot contain whitespace"),
             ("setDate Expires: soon", "milliseconds"),
         ] {
-            let e = parse_header_rules(bad).unwrap_err();
+            let e = parse_header_rules(bad).unwrap_err().to_string();
             assert!(e.contains(msg), "{bad}: {e}");
             assert!(e.contains("response.http.headers.config"), "{e}");
         }

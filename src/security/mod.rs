@@ -7,6 +7,7 @@
 //! unauthenticated requests itself, and decorates every response.
 
 pub mod auth;
+mod error;
 pub mod http;
 pub mod server;
 pub mod tls;
@@ -19,6 +20,7 @@ use warp::http::{Method, StatusCode};
 use warp::reply::Response;
 
 use crate::config::worker::WorkerConfig;
+pub use error::SecurityError;
 
 /// What the REST filter applies to every request and response.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +38,7 @@ impl Security {
     ///
     /// # Errors
     /// A message naming the key that is wrong.
-    pub fn from_worker(config: &WorkerConfig) -> Result<Security, String> {
+    pub fn from_worker(config: &WorkerConfig) -> Result<Security, SecurityError> {
         let cors = match &config.cors_origin {
             Some(origin) => Some(http::Cors::new(origin, config.cors_methods.as_deref())?),
             None => None,
@@ -111,7 +113,7 @@ impl Security {
 ///
 /// # Errors
 /// A message naming the key that is wrong.
-pub fn check(config: &WorkerConfig) -> Result<(), String> {
+pub fn check(config: &WorkerConfig) -> Result<(), SecurityError> {
     Security::from_worker(config)?;
     if config.listeners.iter().any(|l| l.scheme == "https") {
         tls::server_config(&config.originals, tls::LISTENERS_PREFIX)?;
@@ -135,7 +137,7 @@ pub fn acceptor(
     config: &WorkerConfig,
     listener: &crate::config::worker::Listener,
     admin: bool,
-) -> Result<Option<tokio_rustls::TlsAcceptor>, String> {
+) -> Result<Option<tokio_rustls::TlsAcceptor>, SecurityError> {
     if listener.scheme != "https" {
         return Ok(None);
     }

@@ -22,6 +22,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
 
+use super::SecurityError;
+
 /// The prefix of the settings for `listeners`.
 pub const LISTENERS_PREFIX: &str = "listeners.https.";
 /// The prefix of the settings for `admin.listeners`.
@@ -82,36 +84,39 @@ pub fn normalize_pem(text: &str) -> String {
     out
 }
 
-fn read_pem_file(key: &str, path: &str) -> Result<String, String> {
+fn read_pem_file(key: &str, path: &str) -> Result<String, SecurityError> {
     std::fs::read_to_string(path.trim()).map_err(|e| {
-        format!("Invalid value {path} for configuration {key}: cannot read the file: {e}")
+        crate::config::ConfigError::invalid(key, path, format_args!("cannot read the file: {e}"))
+            .into()
     })
 }
 
-fn certificates(key: &str, pem: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+fn certificates(key: &str, pem: &str) -> Result<Vec<CertificateDer<'static>>, SecurityError> {
     let normalized = normalize_pem(pem);
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(normalized.as_bytes())
         .collect::<Result<_, _>>()
         .map_err(|e| {
-            format!(
+            SecurityError::Tls(format!(
                 "Invalid value for configuration {key}: the PEM certificates cannot be read: {e}"
-            )
+            ))
         })?;
     if certs.is_empty() {
-        return Err(format!("Invalid value for configuration {key}: no PEM certificate (-----BEGIN CERTIFICATE-----) found"));
+        return Err(SecurityError::Tls(format!("Invalid value for configuration {key}: no PEM certificate (-----BEGIN CERTIFICATE-----) found")));
     }
     Ok(certs)
 }
 
-fn private_key(key: &str, pem: &str) -> Result<PrivateKeyDer<'static>, String> {
+fn private_key(key: &str, pem: &str) -> Result<PrivateKeyDer<'static>, SecurityError> {
     let normalized = normalize_pem(pem);
     if normalized.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
-        return Err(format!(
+        return Err(SecurityError::Tls(format!(
             "Invalid value for configuration {key}: encrypted private keys are not supported; give the key unencrypted (PKCS#8 \"PRIVATE KEY\") and protect the file instead"
-        ));
+        )));
     }
     PrivateKeyDer::from_pem_slice(normalized.as_bytes()).map_err(|e| {
-        format!("Invalid value for configuration {key}: no PEM private key can be read: {e}")
+        SecurityError::Tls(format!(
+            "Invalid value for configuration {key}: no PEM private key can be read: {e}"
+        ))
     })
 }
 
@@ -138,7 +143,7 @@ impl ListenerSsl {
 pub fn server_config(
     originals: &BTreeMap<String, String>,
     prefix: &str,
-) -> Result<Arc<ServerConfig>, String> {
+) -> Result<Arc<ServerConfig>, SecurityError> {
     let (ssl, shown) = ssl_settings(originals, prefix);
     let s = ListenerSsl { ssl, shown };
     check_store_types(&s)?;
@@ -149,29 +154,30 @@ pub fn server_config(
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
-        .map_err(|e| format!("Cannot set up TLS: {e}"))?;
+        .map_err(|e| SecurityError::Tls(format!("Cannot set up TLS: {e}")))?;
     let builder = if client_auth == ClientAuth::None {
         builder.with_no_client_auth()
     } else {
         builder.with_client_cert_verifier(client_verifier(&s, client_auth, provider)?)
     };
     let mut config = builder.with_single_cert(chain, key).map_err(|e| {
-        format!(
+        SecurityError::Tls(format!(
             "The keystore's private key does not fit its certificate chain or cannot be used: {e}"
-        )
+        ))
     })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
 
-fn check_store_types(s: &ListenerSsl) -> Result<(), String> {
+fn check_store_types(s: &ListenerSsl) -> Result<(), SecurityError> {
     for store in ["ssl.keystore.type", "ssl.truststore.type"] {
         if let Some(t) = s.get(store) {
             if !t.eq_ignore_ascii_case("PEM") {
-                return Err(format!(
-                    "Invalid value {t} for configuration {}: liteconnect reads PEM keystores and truststores only (convert JKS or PKCS12 stores to PEM)",
-                    s.name(store)
-                ));
+                return Err(crate::config::ConfigError::invalid(
+                    s.name(store),
+                    t,
+                    "liteconnect reads PEM keystores and truststores only (convert JKS or PKCS12 stores to PEM)",
+                ).into());
             }
         }
     }
@@ -181,45 +187,51 @@ fn check_store_types(s: &ListenerSsl) -> Result<(), String> {
 /// The certificate chain and private key, inline or from one PEM file.
 fn keystore(
     s: &ListenerSsl,
-) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), SecurityError> {
     let pair = match (s.get("ssl.keystore.certificate.chain"), s.get("ssl.keystore.key"), s.get("ssl.keystore.location")) {
         (Some(chain), Some(key), _) => (
             certificates(&s.name("ssl.keystore.certificate.chain"), chain)?,
             private_key(&s.name("ssl.keystore.key"), key)?,
         ),
         (Some(_), None, _) | (None, Some(_), _) => {
-            return Err(format!(
+            return Err(SecurityError::Tls(format!(
                 "Both {} and {} must be set for an inline PEM keystore",
                 s.name("ssl.keystore.certificate.chain"),
                 s.name("ssl.keystore.key")
-            ))
+            )))
         }
         (None, None, Some(location)) => {
             let text = read_pem_file(&s.name("ssl.keystore.location"), location)?;
             (certificates(&s.name("ssl.keystore.location"), &text)?, private_key(&s.name("ssl.keystore.location"), &text)?)
         }
         (None, None, None) => {
-            return Err(format!(
+            return Err(SecurityError::Tls(format!(
                 "An https listener needs a keystore: set {} (a PEM file with the private key and the certificate chain), or {} and {}",
                 s.name("ssl.keystore.location"),
                 s.name("ssl.keystore.certificate.chain"),
                 s.name("ssl.keystore.key")
-            ))
+            )))
         }
     };
     Ok(pair)
 }
 
-fn client_auth(s: &ListenerSsl) -> Result<ClientAuth, String> {
-    let client_auth = match s.get("ssl.client.auth").map(str::to_ascii_lowercase).as_deref() {
+fn client_auth(s: &ListenerSsl) -> Result<ClientAuth, SecurityError> {
+    let client_auth = match s
+        .get("ssl.client.auth")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("none") => ClientAuth::None,
         Some("requested") => ClientAuth::Requested,
         Some("required") => ClientAuth::Required,
         Some(other) => {
-            return Err(format!(
-                "Invalid value {other} for configuration {}: String must be one of: required, requested, none",
-                s.name("ssl.client.auth")
-            ))
+            return Err(crate::config::ConfigError::invalid(
+                s.name("ssl.client.auth"),
+                other,
+                "String must be one of: required, requested, none",
+            )
+            .into())
         }
     };
     Ok(client_auth)
@@ -227,7 +239,7 @@ fn client_auth(s: &ListenerSsl) -> Result<ClientAuth, String> {
 
 fn protocol_versions(
     s: &ListenerSsl,
-) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
+) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, SecurityError> {
     let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
     let protocols = s.get("ssl.enabled.protocols").unwrap_or("TLSv1.2,TLSv1.3");
     for p in protocols
@@ -245,10 +257,12 @@ fn protocol_versions(
         }
     }
     if versions.is_empty() {
-        return Err(format!(
-            "Invalid value {protocols} for configuration {}: liteconnect serves TLSv1.2 and TLSv1.3 only",
-            s.name("ssl.enabled.protocols")
-        ));
+        return Err(crate::config::ConfigError::invalid(
+            s.name("ssl.enabled.protocols"),
+            protocols,
+            "liteconnect serves TLSv1.2 and TLSv1.3 only",
+        )
+        .into());
     }
     Ok(versions)
 }
@@ -258,7 +272,7 @@ fn client_verifier(
     s: &ListenerSsl,
     client_auth: ClientAuth,
     provider: Arc<rustls::crypto::CryptoProvider>,
-) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, String> {
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, SecurityError> {
     let (source, text) = match (
         s.get("ssl.truststore.certificates"),
         s.get("ssl.truststore.location"),
@@ -269,7 +283,7 @@ fn client_verifier(
             read_pem_file(&s.name("ssl.truststore.location"), location)?,
         ),
         (None, None) => {
-            return Err(format!(
+            return Err(SecurityError::Tls(format!(
                 "{}={} needs a truststore: set {} or {}",
                 s.name("ssl.client.auth"),
                 if client_auth == ClientAuth::Required {
@@ -279,15 +293,15 @@ fn client_verifier(
                 },
                 s.name("ssl.truststore.location"),
                 s.name("ssl.truststore.certificates")
-            ))
+            )))
         }
     };
     let mut roots = RootCertStore::empty();
     for cert in certificates(&source, &text)? {
         roots.add(cert).map_err(|e| {
-            format!(
+            SecurityError::Tls(format!(
                 "Invalid value for configuration {source}: a certificate cannot be trusted: {e}"
-            )
+            ))
         })?;
     }
     let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider);
@@ -298,7 +312,7 @@ fn client_verifier(
     };
     verifier
         .build()
-        .map_err(|e| format!("Invalid truststore {source}: {e}"))
+        .map_err(|e| SecurityError::Tls(format!("Invalid truststore {source}: {e}")))
 }
 
 #[cfg(test)]
@@ -340,24 +354,30 @@ mod tests {
 
     #[test]
     fn missing_or_foreign_keystores_name_the_key() {
-        let e = server_config(&BTreeMap::new(), LISTENERS_PREFIX).unwrap_err();
+        let e = server_config(&BTreeMap::new(), LISTENERS_PREFIX)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ssl.keystore.location"), "{e}");
         let e = server_config(
             &props(&[("listeners.https.ssl.keystore.type", "JKS")]),
             LISTENERS_PREFIX,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("listeners.https.ssl.keystore.type") && e.contains("PEM"),
             "{e}"
         );
-        let e = server_config(&props(&[("ssl.keystore.key", "x")]), LISTENERS_PREFIX).unwrap_err();
+        let e = server_config(&props(&[("ssl.keystore.key", "x")]), LISTENERS_PREFIX)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ssl.keystore.certificate.chain"), "{e}");
         let e = server_config(
             &props(&[("ssl.keystore.location", "/nonexistent/keystore.pem")]),
             LISTENERS_PREFIX,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("cannot read the file"), "{e}");
     }
 }

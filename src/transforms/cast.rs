@@ -11,7 +11,9 @@ use super::{
 use crate::config::def::{
     parse_list, ConfigDef, ConfigType, ConfigValue, DefaultValue, Importance, Validator,
 };
+use crate::config::ConfigError;
 use crate::data::logical::{self, LogicalKind};
+use crate::data::DataError;
 use crate::data::{
     double_to_string, float_to_string, Schema, SchemaBuilder, SchemaRef, SchemaType, Value,
 };
@@ -74,11 +76,7 @@ impl SpecError {
     /// The full message `configure` reports.
     fn message(self, mappings: &[String]) -> String {
         if self.keyed {
-            format!(
-                "Invalid value {} for configuration renames: {}",
-                java_list(mappings),
-                self.reason
-            )
+            crate::config::invalid_value("renames", java_list(mappings), self.reason)
         } else {
             self.reason
         }
@@ -91,14 +89,15 @@ fn parse_spec(mappings: &[String]) -> Result<Spec, SpecError> {
         fields: Vec::new(),
         whole: None,
     };
-    let output = |t: SchemaType| -> Result<SchemaType, String> {
+    let output = |t: SchemaType| -> Result<SchemaType, SpecError> {
         if OUTPUT_TYPES.contains(&t) {
             Ok(t)
         } else {
             Err(format!(
                 "Cast transformation does not support casting to {t}; supported types are {}",
                 type_list(OUTPUT_TYPES)
-            ))
+            )
+            .into())
         }
     };
     for mapping in mappings {
@@ -181,7 +180,7 @@ impl Cast {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages, e.g. `Must specify at least one field to cast.`.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<Cast, String> {
+    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<Cast, ConfigError> {
         // the spec check runs first and unwrapped, as Kafka's lambda validator reports it
         let mut def = ConfigDef::new();
         for mut k in Cast::config_def().keys().to_vec() {
@@ -215,7 +214,7 @@ impl Cast {
             .map(|(_, t)| *t)
     }
 
-    fn build_schema(&self, schema: &Schema) -> Result<SchemaRef, String> {
+    fn build_schema(&self, schema: &Schema) -> Result<SchemaRef, DataError> {
         let mut builder = match self.spec.whole {
             Some(t) => copy_schema_basics(schema, SchemaBuilder::new(t)),
             None => {
@@ -245,7 +244,7 @@ impl Cast {
             let t = builder.schema().schema_type;
             builder = builder.default_value(cast_value(Some(schema), d, t)?);
         }
-        builder.try_build().map_err(|e| e.0)
+        builder.try_build()
     }
 }
 
@@ -254,7 +253,7 @@ impl SideTransformation for Cast {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         if let Some(t) = self.spec.whole {
             return cast_value(None, op.value, t);
         }
@@ -267,7 +266,11 @@ impl SideTransformation for Cast {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError> {
         let updated_schema = self.build_schema(schema)?;
         if let Some(t) = self.spec.whole {
             let v = cast_value(Some(schema), op.value, t)?;
@@ -381,7 +384,11 @@ pub(crate) fn java_parse_float<T: std::str::FromStr + From<f32>>(text: &str) -> 
 }
 
 /// Kafka's `castValueToType`.
-fn cast_value(schema: Option<&Schema>, value: &Value, target: SchemaType) -> Result<Value, String> {
+fn cast_value(
+    schema: Option<&Schema>,
+    value: &Value,
+    target: SchemaType,
+) -> Result<Value, DataError> {
     if value.is_null() {
         return Ok(Value::Null);
     }
@@ -398,7 +405,8 @@ fn cast_value(schema: Option<&Schema>, value: &Value, target: SchemaType) -> Res
         return Err(format!(
             "Cast transformation does not support casting from {inferred}; supported types are {}",
             type_list(INPUT_TYPES)
-        ));
+        )
+        .into());
     }
     let logical = schema.and_then(Schema::logical);
     let unexpected = || {
@@ -437,13 +445,13 @@ fn cast_value(schema: Option<&Schema>, value: &Value, target: SchemaType) -> Res
             SchemaType::Float32 => Value::Float32(n.float_value()),
             SchemaType::Float64 => Value::Float64(n.double_value()),
             SchemaType::Boolean => Value::Boolean(n.long_value() != 0),
-            other => return Err(unsupported_target(other)),
+            other => return Err(unsupported_target(other).into()),
         });
     }
     match value {
         Value::Boolean(b) => cast_boolean(*b, target),
         Value::String(s) => cast_string(s, target),
-        _ => Err(unexpected()),
+        _ => Err(unexpected().into()),
     }
 }
 
@@ -471,7 +479,7 @@ fn unsupported_target(target: SchemaType) -> String {
 }
 
 /// A `Boolean` cast to a number or a boolean (`true` is 1).
-fn cast_boolean(b: bool, target: SchemaType) -> Result<Value, String> {
+fn cast_boolean(b: bool, target: SchemaType) -> Result<Value, DataError> {
     Ok(match target {
         SchemaType::Int8 => Value::Int8(i8::from(b)),
         SchemaType::Int16 => Value::Int16(i16::from(b)),
@@ -480,12 +488,12 @@ fn cast_boolean(b: bool, target: SchemaType) -> Result<Value, String> {
         SchemaType::Float32 => Value::Float32(if b { 1.0 } else { 0.0 }),
         SchemaType::Float64 => Value::Float64(if b { 1.0 } else { 0.0 }),
         SchemaType::Boolean => Value::Boolean(b),
-        other => return Err(unsupported_target(other)),
+        other => return Err(unsupported_target(other).into()),
     })
 }
 
 /// A `String` parsed as a number or a boolean, as Java's `parseX` methods do.
-fn cast_string(s: &str, target: SchemaType) -> Result<Value, String> {
+fn cast_string(s: &str, target: SchemaType) -> Result<Value, DataError> {
     let out_of_range = || format!("Value ({s}) was out of range for requested data type");
     Ok(match target {
         SchemaType::Int8 => Value::Int8(s.parse().map_err(|_| out_of_range())?),
@@ -495,7 +503,7 @@ fn cast_string(s: &str, target: SchemaType) -> Result<Value, String> {
         SchemaType::Float32 => Value::Float32(java_parse_float(s).ok_or_else(out_of_range)?),
         SchemaType::Float64 => Value::Float64(java_parse_float(s).ok_or_else(out_of_range)?),
         SchemaType::Boolean => Value::Boolean(s.eq_ignore_ascii_case("true")),
-        other => return Err(unsupported_target(other)),
+        other => return Err(unsupported_target(other).into()),
     })
 }
 

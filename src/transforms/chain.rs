@@ -7,6 +7,7 @@ use super::{
     configure_predicate, configure_transformation, java_list, resolve_predicate,
     resolve_transformation, Predicate, RecordContext, Transformation,
 };
+use crate::config::ConfigError;
 use crate::record::ConnectRecord;
 
 /// A failure inside the chain: which transformation failed and why.
@@ -52,17 +53,19 @@ fn with_prefix(config: &BTreeMap<String, String>, prefix: &str) -> BTreeMap<Stri
 }
 
 /// An alias list (`transforms`, `predicates`), with Kafka's duplicate check.
-fn alias_list(config: &BTreeMap<String, String>, key: &str) -> Result<Vec<String>, String> {
+fn alias_list(config: &BTreeMap<String, String>, key: &str) -> Result<Vec<String>, ConfigError> {
     let aliases = config
         .get(key)
         .map(|v| crate::config::def::parse_list(v))
         .unwrap_or_default();
     let mut seen = std::collections::HashSet::new();
     if !aliases.iter().all(|a| seen.insert(a)) {
-        return Err(format!(
-            "Invalid value {} for configuration {key}: Duplicate alias provided.",
-            java_list(&aliases)
-        ));
+        return Err(crate::config::invalid_value(
+            key,
+            java_list(&aliases),
+            "Duplicate alias provided.",
+        )
+        .into());
     }
     Ok(aliases)
 }
@@ -72,13 +75,15 @@ fn type_of<'a>(
     config: &'a BTreeMap<String, String>,
     family: &str,
     alias: &str,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, ConfigError> {
     let key = format!("{family}.{alias}.type");
     config
         .get(&key)
         .map(|v| crate::config::def::java_trim(v))
         .ok_or_else(|| {
-            format!("Missing required configuration \"{key}\" which has no default value.")
+            ConfigError::message(format!(
+                "Missing required configuration \"{key}\" which has no default value."
+            ))
         })
 }
 
@@ -90,7 +95,7 @@ impl TransformChain {
     /// The first problem found, naming the key (`transforms.a.type`) or the alias and class
     /// (`Transformation 'a' (org.apache...RegexRouter): Missing required configuration "regex"
     /// which has no default value.`).
-    pub fn from_config(config: &BTreeMap<String, String>) -> Result<TransformChain, String> {
+    pub fn from_config(config: &BTreeMap<String, String>) -> Result<TransformChain, ConfigError> {
         let transform_aliases = alias_list(config, crate::config::keys::TRANSFORMS)?;
         let predicate_aliases = alias_list(config, crate::config::keys::PREDICATES)?;
 
@@ -98,7 +103,11 @@ impl TransformChain {
         for alias in &predicate_aliases {
             let given = type_of(config, crate::config::keys::PREDICATES, alias)?;
             let class = resolve_predicate(given).ok_or_else(|| {
-                format!("Invalid value {given} for configuration predicates.{alias}.type: Class {given} could not be found.")
+                crate::config::invalid_value(
+                    format_args!("predicates.{alias}.type"),
+                    given,
+                    format_args!("Class {given} could not be found."),
+                )
             })?;
             let props = with_prefix(config, &format!("predicates.{alias}."));
             let predicate = configure_predicate(class, &props)
@@ -110,7 +119,11 @@ impl TransformChain {
         for alias in &transform_aliases {
             let given = type_of(config, crate::config::keys::TRANSFORMS, alias)?;
             let class = resolve_transformation(given).ok_or_else(|| {
-                format!("Invalid value {given} for configuration transforms.{alias}.type: Class {given} could not be found.")
+                crate::config::invalid_value(
+                    format_args!("transforms.{alias}.type"),
+                    given,
+                    format_args!("Class {given} could not be found."),
+                )
             })?;
             let prefix = format!("transforms.{alias}.");
             let mut props = with_prefix(config, &prefix);
@@ -121,16 +134,19 @@ impl TransformChain {
             if negate_raw.is_some() && predicate_alias.is_none() {
                 return Err(format!(
                     "Config '{prefix}negate' was provided but there is no config '{prefix}predicate' defining a predicate to be negated."
-                ));
+                ).into());
             }
             let negate = match negate_raw.as_deref().map(crate::config::def::java_trim) {
                 None => false,
                 Some(v) if v.eq_ignore_ascii_case("true") => true,
                 Some(v) if v.eq_ignore_ascii_case("false") => false,
                 Some(v) => {
-                    return Err(format!(
-                        "Invalid value {v} for configuration {prefix}negate: Expected value to be either true or false"
-                    ))
+                    return Err(crate::config::invalid_value(
+                        format_args!("{prefix}negate"),
+                        v,
+                        "Expected value to be either true or false",
+                    )
+                    .into())
                 }
             };
             let transformation = configure_transformation(class, &props)
@@ -223,7 +239,7 @@ impl TransformChain {
                     return Err(TransformError {
                         alias: stage.alias.clone(),
                         class: stage.class.to_string(),
-                        message,
+                        message: message.to_string(),
                     })
                 }
             }
@@ -265,7 +281,7 @@ mod tests {
     use crate::data::Value;
     use crate::record::Header;
 
-    fn chain(pairs: &[(&str, &str)]) -> Result<TransformChain, String> {
+    fn chain(pairs: &[(&str, &str)]) -> Result<TransformChain, ConfigError> {
         TransformChain::from_config(&props(pairs))
     }
 
@@ -413,6 +429,7 @@ mod tests {
             ("transforms.a.predicate", "p")
         ])
         .unwrap_err()
+        .to_string()
         .contains(
             "the predicate 'p' named by 'transforms.a.predicate' is not listed in 'predicates'"
         ));

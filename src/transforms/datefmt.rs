@@ -18,6 +18,8 @@
 
 use chrono::{Datelike, Duration, NaiveDate, NaiveDateTime, Timelike};
 
+use crate::config::ConfigError;
+
 const MILLIS_PER_DAY: i64 = 86_400_000;
 
 /// The pattern letters Java knows (`SimpleDateFormat.patternChars`).
@@ -67,7 +69,7 @@ impl DateFormat {
     /// # Errors
     /// Java's `IllegalArgumentException` text: `Illegal pattern character 'x'` or
     /// `Unterminated quote`.
-    pub fn new(pattern: &str) -> Result<DateFormat, String> {
+    pub fn new(pattern: &str) -> Result<DateFormat, ConfigError> {
         let chars: Vec<char> = pattern.chars().collect();
         let mut items: Vec<Item> = Vec::new();
         let mut literal = String::new();
@@ -98,13 +100,13 @@ impl DateFormat {
                     i += 1;
                 }
                 if !closed {
-                    return Err("Unterminated quote".to_string());
+                    return Err("Unterminated quote".to_string().into());
                 }
                 continue;
             }
             if c.is_ascii_alphabetic() {
                 if !PATTERN_LETTERS.contains(c) {
-                    return Err(format!("Illegal pattern character '{c}'"));
+                    return Err(format!("Illegal pattern character '{c}'").into());
                 }
                 let mut count = 1;
                 while chars.get(i + count) == Some(&c) {

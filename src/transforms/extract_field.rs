@@ -9,6 +9,8 @@ use super::{
     SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Field, Schema, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field extraction";
@@ -39,7 +41,7 @@ impl SingleFieldPath {
     ///
     /// # Errors
     /// `Incomplete backtick pair in path: [...]` for an unclosed backtick.
-    pub fn new(path: &str, v2: bool) -> Result<SingleFieldPath, String> {
+    pub fn new(path: &str, v2: bool) -> Result<SingleFieldPath, ConfigError> {
         if !v2 {
             return Ok(SingleFieldPath {
                 steps: vec![path.to_string()],
@@ -75,13 +77,13 @@ impl SingleFieldPath {
                 let mut start = idx;
                 loop {
                     let Some(close) = find(idx, '`') else {
-                        return Err(fail(backtick_at));
+                        return Err(fail(backtick_at).into());
                     };
                     idx = close;
                     let escaped = idx > 0 && chars[idx - 1] == '\\';
                     if idx >= chars.len() - 1 {
                         if escaped {
-                            return Err(fail(backtick_at));
+                            return Err(fail(backtick_at).into());
                         }
                         field.push_str(&text(start, idx));
                         steps.push(field);
@@ -138,7 +140,7 @@ impl SingleFieldPath {
     ///
     /// # Errors
     /// `Only Struct objects supported for [nested field access], ...` when a step is no struct.
-    pub fn value_from_struct(&self, s: &Struct, with_default: bool) -> Result<Value, String> {
+    pub fn value_from_struct(&self, s: &Struct, with_default: bool) -> Result<Value, DataError> {
         let (init, last) = self.split();
         let mut current = s.clone();
         for step in init {
@@ -161,7 +163,7 @@ impl SingleFieldPath {
     ///
     /// # Errors
     /// `Only Map objects supported in absence of schema for [nested field access], ...`.
-    pub fn value_from_map(&self, map: &Entries) -> Result<Value, String> {
+    pub fn value_from_map(&self, map: &Entries) -> Result<Value, DataError> {
         let (init, last) = self.split();
         let mut current = map;
         for step in init {
@@ -200,7 +202,10 @@ impl ExtractField {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<ExtractField, String> {
+    pub fn configure(
+        side: Side,
+        props: &BTreeMap<String, String>,
+    ) -> Result<ExtractField, ConfigError> {
         let config = parse_config(&ExtractField::config_def(), props)?;
         let original_path = config.get_string("field").unwrap_or_default();
         let v2 = config
@@ -222,14 +227,18 @@ impl SideTransformation for ExtractField {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         match require_map_or_null(op.value, PURPOSE)? {
             None => Ok(Value::Null),
             Some(map) => self.path.value_from_map(map),
         }
     }
 
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError> {
         let s = require_struct_or_null(op.value, PURPOSE)?;
         let field = self
             .path

@@ -8,6 +8,8 @@ use super::{
     require_struct_or_null, Entries, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
 
 const PURPOSE: &str = "flattening";
@@ -35,7 +37,7 @@ impl Flatten {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<Flatten, String> {
+    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<Flatten, ConfigError> {
         let config = parse_config(&Flatten::config_def(), props)?;
         Ok(Flatten {
             side,
@@ -56,7 +58,7 @@ impl Flatten {
         original: &Entries,
         prefix: &str,
         out: &mut Entries,
-    ) -> Result<(), String> {
+    ) -> Result<(), DataError> {
         for (k, v) in original {
             // Kafka's maps are Map<String, Object>; other keys print as Java would
             let key_text = k
@@ -84,7 +86,7 @@ impl Flatten {
                     return Err(format!(
                         "Flatten transformation does not support {} for record without schemas (for field {name}).",
                         v.java_class()
-                    ))
+                    ).into())
                 }
             }
         }
@@ -98,7 +100,7 @@ impl Flatten {
         mut builder: SchemaBuilder,
         optional: bool,
         default_from_parent: Option<&Struct>,
-    ) -> Result<SchemaBuilder, String> {
+    ) -> Result<SchemaBuilder, DataError> {
         for field in &schema.fields {
             let name = self.field_name(prefix, &field.name);
             let field_optional = optional || field.schema.optional;
@@ -108,7 +110,7 @@ impl Flatten {
                 (None, None) => None,
             };
             match field.schema.schema_type {
-                SchemaType::Map => return Err(map_unsupported(&name)),
+                SchemaType::Map => return Err(map_unsupported(&name).into()),
                 SchemaType::Struct => {
                     let parent = struct_of(field_default.as_ref());
                     builder =
@@ -134,7 +136,7 @@ impl Flatten {
         s: Option<&Struct>,
         prefix: &str,
         out: &mut Struct,
-    ) -> Result<(), String> {
+    ) -> Result<(), DataError> {
         let Some(s) = s else {
             return Ok(());
         };
@@ -142,7 +144,7 @@ impl Flatten {
             let name = self.field_name(prefix, &field.name);
             let v = s.get(&field.name).cloned().unwrap_or(Value::Null);
             match field.schema.schema_type {
-                SchemaType::Map => return Err(map_unsupported(&name)),
+                SchemaType::Map => return Err(map_unsupported(&name).into()),
                 SchemaType::Struct => {
                     self.flatten_struct(struct_of(Some(&v)), &name, out)?;
                 }
@@ -152,12 +154,11 @@ impl Flatten {
         Ok(())
     }
 
-    fn flat_schema(&self, schema: &Schema) -> Result<SchemaRef, String> {
+    fn flat_schema(&self, schema: &Schema) -> Result<SchemaRef, DataError> {
         let builder = copy_schema_basics(schema, SchemaBuilder::struct_());
         let default = struct_of(schema.default_value.as_ref());
         self.build_schema(schema, "", builder, schema.optional, default)?
             .try_build()
-            .map_err(|e| e.0)
     }
 }
 
@@ -181,14 +182,18 @@ impl SideTransformation for Flatten {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         let map = require_map(op.value, PURPOSE)?;
         let mut out = Vec::new();
         self.flatten_map(map, "", &mut out)?;
         Ok(Value::Map(out))
     }
 
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError> {
         let s = require_struct_or_null(op.value, PURPOSE)?;
         let updated = self.flat_schema(schema)?;
         let mut out = Struct::new(updated.clone());

@@ -9,6 +9,8 @@ use super::{
     required_list_key, required_string, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{values, SchemaBuilder, SchemaRef, Value};
 use crate::record::{ConnectRecord, Header};
 
@@ -31,7 +33,7 @@ impl DropHeaders {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<DropHeaders, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<DropHeaders, ConfigError> {
         let config = parse_config(&DropHeaders::config_def(), props)?;
         Ok(DropHeaders {
             headers: config.get_list("headers").into_iter().collect(),
@@ -44,7 +46,7 @@ impl Transformation for DropHeaders {
         &self,
         mut record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         record.headers.retain(|h| !self.headers.contains(&h.key));
         Ok(Some(record))
     }
@@ -80,7 +82,7 @@ impl InsertHeader {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<InsertHeader, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<InsertHeader, ConfigError> {
         let config = parse_config(&InsertHeader::config_def(), props)?;
         let literal = values::parse_string(&config.get_string("value.literal").unwrap_or_default());
         Ok(InsertHeader {
@@ -96,7 +98,7 @@ impl Transformation for InsertHeader {
         &self,
         mut record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         record.headers.push(Header {
             key: self.header.clone(),
             schema: self.schema.clone(),
@@ -145,14 +147,18 @@ impl HeaderFrom {
     /// # Errors
     /// Kafka's `ConfigException` messages, e.g.
     /// `'fields' config must have the same number of elements as 'headers' config.`.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<HeaderFrom, String> {
+    pub fn configure(
+        side: Side,
+        props: &BTreeMap<String, String>,
+    ) -> Result<HeaderFrom, ConfigError> {
         let config = parse_config(&HeaderFrom::config_def(), props)?;
         let fields = config.get_list("fields");
         let headers = config.get_list("headers");
         if fields.len() != headers.len() {
             return Err(
                 "'fields' config must have the same number of elements as 'headers' config."
-                    .to_string(),
+                    .to_string()
+                    .into(),
             );
         }
         let operation = match config.get_string("operation").as_deref() {
@@ -181,7 +187,7 @@ impl Transformation for HeaderFrom {
         &self,
         mut record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         let value = self.side.value(&record).clone();
         let mut new_headers = Vec::with_capacity(self.fields.len());
         match self.side.schema(&record).cloned() {

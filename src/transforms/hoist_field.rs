@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use super::{parse_config, put, required_string, Input, Side, SideTransformation};
 use crate::config::def::{ConfigDef, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 /// The `HoistField` transformation.
@@ -28,7 +30,10 @@ impl HoistField {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<HoistField, String> {
+    pub fn configure(
+        side: Side,
+        props: &BTreeMap<String, String>,
+    ) -> Result<HoistField, ConfigError> {
         let config = parse_config(&HoistField::config_def(), props)?;
         Ok(HoistField {
             side,
@@ -44,14 +49,18 @@ impl SideTransformation for HoistField {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         Ok(Value::Map(vec![(
             Value::String(self.field.clone()),
             op.value.clone(),
         )]))
     }
 
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError> {
         let updated = SchemaBuilder::struct_()
             .field(self.field.clone(), schema.clone())
             .build();

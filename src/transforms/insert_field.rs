@@ -9,6 +9,8 @@ use super::{
     RecordContext, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{logical, Schema, SchemaBuilder, SchemaRef, Value};
 use crate::record::ConnectRecord;
 
@@ -89,7 +91,10 @@ impl InsertField {
     /// # Errors
     /// Kafka's messages: `No field insertion configured`, and for a static field without a value
     /// `Invalid value null for configuration static.value: No value specified for static field: <name>`.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<InsertField, String> {
+    pub fn configure(
+        side: Side,
+        props: &BTreeMap<String, String>,
+    ) -> Result<InsertField, ConfigError> {
         let config = parse_config(&InsertField::config_def(), props)?;
         let t = InsertField {
             side,
@@ -107,19 +112,21 @@ impl InsertField {
             && t.timestamp.is_none()
             && t.static_field.is_none()
         {
-            return Err("No field insertion configured".to_string());
+            return Err("No field insertion configured".to_string().into());
         }
         if let (Some(f), None) = (&t.static_field, &t.static_value) {
             // Kafka prints the spec object's identity here; the field name says more
-            return Err(format!(
-                "Invalid value null for configuration static.value: No value specified for static field: {}",
-                f.name
-            ));
+            return Err(crate::config::invalid_value(
+                "static.value",
+                "null",
+                format_args!("No value specified for static field: {}", f.name),
+            )
+            .into());
         }
         Ok(t)
     }
 
-    fn updated_schema(&self, schema: &Schema) -> Result<SchemaRef, String> {
+    fn updated_schema(&self, schema: &Schema) -> Result<SchemaRef, DataError> {
         let mut b = copy_schema_basics(schema, SchemaBuilder::struct_());
         for f in &schema.fields {
             b = b.field(f.name.clone(), f.schema.clone());
@@ -147,7 +154,7 @@ impl InsertField {
             }
         }
         // a name that clashes fails as Kafka's builder does
-        b.try_build().map_err(|e| e.0)
+        b.try_build()
     }
 
     /// The inserted values, in Kafka's order; `None` entries are skipped.
@@ -155,7 +162,7 @@ impl InsertField {
         &self,
         record: &ConnectRecord,
         ctx: &RecordContext,
-    ) -> Result<Vec<(String, Value)>, String> {
+    ) -> Result<Vec<(String, Value)>, DataError> {
         let mut out = Vec::new();
         if let Some(s) = &self.topic {
             out.push((s.name.clone(), Value::String(record.topic.clone())));
@@ -184,7 +191,7 @@ impl SideTransformation for InsertField {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         let mut updated = require_map(op.value, PURPOSE)?.clone();
         for (name, v) in self.insertions(op.record, op.ctx)? {
             map_put(&mut updated, &name, v);
@@ -192,7 +199,7 @@ impl SideTransformation for InsertField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), DataError> {
         let s = require_struct(op.value, PURPOSE)?;
         let schema = self.updated_schema(&s.schema)?;
         let mut updated =

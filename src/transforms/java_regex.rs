@@ -1,5 +1,7 @@
 //! Java's `java.util.regex.Pattern` semantics over `fancy-regex`: whole-input matching, `\\Q...\\E`
 //! quoting and Java's replacement syntax.
+use crate::config::ConfigError;
+use crate::data::DataError;
 
 /// A compiled Java regular expression (`java.util.regex.Pattern`), with `matches()` (whole
 /// input) and `replaceFirst` semantics.
@@ -15,7 +17,7 @@ impl JavaRegex {
     ///
     /// # Errors
     /// The compiler's description of the syntax error.
-    pub fn new(pattern: &str) -> Result<JavaRegex, String> {
+    pub fn new(pattern: &str) -> Result<JavaRegex, ConfigError> {
         let translated = translate_java_quotes(pattern);
         let find = fancy_regex::Regex::new(&translated).map_err(|e| e.to_string())?;
         let whole =
@@ -43,11 +45,11 @@ impl JavaRegex {
     ///
     /// # Errors
     /// Java's messages for a bad replacement (`Illegal group reference`, `No group 3`, ...).
-    pub fn replace_first(&self, text: &str, replacement: &str) -> Result<String, String> {
+    pub fn replace_first(&self, text: &str, replacement: &str) -> Result<String, DataError> {
         let caps = match self.find.captures(text) {
             Ok(Some(c)) => c,
             Ok(None) => return Ok(text.to_string()),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.to_string().into()),
         };
         let Some(whole) = caps.get(0) else {
             return Ok(text.to_string());
@@ -95,7 +97,7 @@ fn expand_java_replacement(
     replacement: &str,
     caps: &fancy_regex::Captures<'_, str>,
     re: &fancy_regex::Regex,
-) -> Result<(), String> {
+) -> Result<(), DataError> {
     let chars: Vec<char> = replacement.chars().collect();
     let group_count = caps.len() - 1;
     let mut i = 0;
@@ -104,14 +106,16 @@ fn expand_java_replacement(
         if c == '\\' {
             i += 1;
             let Some(next) = chars.get(i) else {
-                return Err("character to be escaped is missing".to_string());
+                return Err("character to be escaped is missing".to_string().into());
             };
             out.push(*next);
             i += 1;
         } else if c == '$' {
             i += 1;
             let Some(next) = chars.get(i) else {
-                return Err("Illegal group reference: group index is missing".to_string());
+                return Err("Illegal group reference: group index is missing"
+                    .to_string()
+                    .into());
             };
             if *next == '{' {
                 i += 1;
@@ -121,21 +125,23 @@ fn expand_java_replacement(
                 }
                 let name: String = chars[start..i].iter().collect();
                 if name.is_empty() {
-                    return Err("named capturing group has 0 length name".to_string());
+                    return Err("named capturing group has 0 length name".to_string().into());
                 }
                 if chars.get(i) != Some(&'}') {
-                    return Err("named capturing group is missing trailing '}'".to_string());
+                    return Err("named capturing group is missing trailing '}'"
+                        .to_string()
+                        .into());
                 }
                 i += 1;
                 if !re.capture_names().any(|n| n == Some(name.as_str())) {
-                    return Err(format!("No group with name {{{name}}}"));
+                    return Err(format!("No group with name {{{name}}}").into());
                 }
                 if let Some(m) = caps.name(&name) {
                     out.push_str(m.as_str());
                 }
             } else {
                 let Some(first) = next.to_digit(10) else {
-                    return Err("Illegal group reference".to_string());
+                    return Err("Illegal group reference".to_string().into());
                 };
                 let mut group = first as usize;
                 i += 1;
@@ -149,7 +155,7 @@ fn expand_java_replacement(
                     i += 1;
                 }
                 if group > group_count {
-                    return Err(format!("No group {group}"));
+                    return Err(format!("No group {group}").into());
                 }
                 if let Some(m) = caps.get(group) {
                     out.push_str(m.as_str());

@@ -10,7 +10,9 @@ use super::{
     SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance, Validator};
+use crate::config::ConfigError;
 use crate::data::logical::{self, LogicalKind, ParsedDecimal};
+use crate::data::DataError;
 use crate::data::{Schema, SchemaRef, Value};
 
 const PURPOSE: &str = "mask fields";
@@ -48,7 +50,10 @@ impl MaskField {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<MaskField, String> {
+    pub fn configure(
+        side: Side,
+        props: &BTreeMap<String, String>,
+    ) -> Result<MaskField, ConfigError> {
         let config = parse_config(&MaskField::config_def(), props)?;
         Ok(MaskField {
             side,
@@ -58,7 +63,7 @@ impl MaskField {
         })
     }
 
-    fn masked(&self, value: &Value, schema: Option<&Schema>) -> Result<Value, String> {
+    fn masked(&self, value: &Value, schema: Option<&Schema>) -> Result<Value, DataError> {
         if value.is_null() {
             return Ok(Value::Null);
         }
@@ -70,7 +75,7 @@ impl MaskField {
 }
 
 /// Kafka's `maskWithNullValue`, keyed on the Java class of the value.
-fn mask_with_null_value(value: &Value, schema: Option<&Schema>) -> Result<Value, String> {
+fn mask_with_null_value(value: &Value, schema: Option<&Schema>) -> Result<Value, DataError> {
     if let (Some(LogicalKind::Decimal(_)), Value::Bytes(_)) =
         (schema.and_then(Schema::logical), value)
     {
@@ -87,7 +92,7 @@ fn mask_with_null_value(value: &Value, schema: Option<&Schema>) -> Result<Value,
         Value::String(_) => Value::String(String::new()),
         Value::Array(_) => Value::Array(Vec::new()),
         Value::Map(_) => Value::Map(Vec::new()),
-        other => return Err(format!("Cannot mask value of type: {}", other.java_class())),
+        other => return Err(format!("Cannot mask value of type: {}", other.java_class()).into()),
     })
 }
 
@@ -96,16 +101,19 @@ fn mask_with_replacement(
     value: &Value,
     schema: Option<&Schema>,
     replacement: &str,
-) -> Result<Value, String> {
-    let not_a_number =
-        || format!("Unable to convert {replacement} (class java.lang.String) to a number");
+) -> Result<Value, DataError> {
+    let not_a_number = || {
+        DataError(format!(
+            "Unable to convert {replacement} (class java.lang.String) to a number"
+        ))
+    };
     // Values.convertToX parses the text as a BigDecimal and narrows it
-    let long = || -> Result<i64, String> {
+    let long = || -> Result<i64, DataError> {
         ParsedDecimal::parse(replacement)
             .map(|d| big_decimal_long_value(&d))
             .ok_or_else(not_a_number)
     };
-    let double = || -> Result<f64, String> {
+    let double = || -> Result<f64, DataError> {
         ParsedDecimal::parse(replacement)
             .and_then(|d| d.to_sci_string().parse().ok())
             .ok_or_else(not_a_number)
@@ -116,7 +124,9 @@ fn mask_with_replacement(
         return logical::decimal_from_str(replacement, scale)
             .map(Value::Bytes)
             .map_err(|_| {
-                format!("Unable to convert {replacement} (class java.lang.String) to number")
+                DataError(format!(
+                    "Unable to convert {replacement} (class java.lang.String) to number"
+                ))
             });
     }
     Ok(match value {
@@ -131,7 +141,8 @@ fn mask_with_replacement(
             return Err(format!(
                 "Cannot mask value of type {} with custom replacement.",
                 other.java_class()
-            ))
+            )
+            .into())
         }
     })
 }
@@ -143,7 +154,7 @@ impl SideTransformation for MaskField {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         let map = require_map(op.value, PURPOSE)?;
         let mut updated = map.clone();
         let mut fields: Vec<&String> = self.fields.iter().collect();
@@ -154,7 +165,11 @@ impl SideTransformation for MaskField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError> {
         let s = require_struct(op.value, PURPOSE)?;
         let updated = copy_struct(
             s,

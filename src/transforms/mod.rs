@@ -41,6 +41,7 @@ mod support;
 
 use std::fmt;
 
+use crate::data::DataError;
 use crate::data::{SchemaRef, Value};
 use crate::record::ConnectRecord;
 
@@ -88,7 +89,7 @@ pub trait Transformation: Send + Sync + fmt::Debug {
         &self,
         record: ConnectRecord,
         ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String>;
+    ) -> Result<Option<ConnectRecord>, DataError>;
 }
 
 /// One configured predicate.
@@ -210,7 +211,7 @@ pub(crate) mod test_util {
 
     /// Applies and returns the error.
     pub fn apply_err(t: &dyn Transformation, r: ConnectRecord) -> String {
-        t.apply(r, &source()).expect_err("apply fails")
+        t.apply(r, &source()).expect_err("apply fails").to_string()
     }
 
     /// Applies and unwraps a kept record.

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::{parse_config, regex_value, required_string, JavaRegex, Predicate};
 use crate::config::def::{ConfigDef, Importance, Validator};
+use crate::config::ConfigError;
 use crate::record::ConnectRecord;
 
 /// `TopicNameMatches`: true when the whole topic name matches `pattern`.
@@ -34,7 +35,7 @@ impl TopicNameMatches {
     /// # Errors
     /// Kafka's messages, e.g. `Invalid value ( for configuration pattern: entry must be a
     /// Java-compatible regular expression: ...`.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<TopicNameMatches, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<TopicNameMatches, ConfigError> {
         let config = parse_config(&TopicNameMatches::config_def(), props)?;
         let why = "entry must be a Java-compatible regular expression";
         let pattern = regex_value(&config, "pattern", why)?;
@@ -67,7 +68,7 @@ impl HasHeaderKey {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<HasHeaderKey, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<HasHeaderKey, ConfigError> {
         let config = parse_config(&HasHeaderKey::config_def(), props)?;
         Ok(HasHeaderKey {
             name: config.get_string("name").unwrap_or_default(),
@@ -95,7 +96,7 @@ impl RecordIsTombstone {
     ///
     /// # Errors
     /// Never.
-    pub fn configure(_props: &BTreeMap<String, String>) -> Result<RecordIsTombstone, String> {
+    pub fn configure(_props: &BTreeMap<String, String>) -> Result<RecordIsTombstone, ConfigError> {
         Ok(RecordIsTombstone)
     }
 }
@@ -130,6 +131,7 @@ mod tests {
         );
         assert!(TopicNameMatches::configure(&props(&[("pattern", "[")]))
             .unwrap_err()
+            .to_string()
             .starts_with("Invalid value [ for configuration pattern: Invalid regex: "));
     }
 

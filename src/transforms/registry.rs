@@ -3,6 +3,7 @@
 
 use super::{Predicate, Transformation};
 use crate::config::def::ConfigDef;
+use crate::config::ConfigError;
 use crate::connectors::Props;
 use crate::plugins::{self, Factory, PluginDesc, PluginKind};
 
@@ -58,7 +59,7 @@ pub fn predicate_def(class_or_alias: &str) -> Option<ConfigDef> {
 pub fn configure_transformation(
     class_or_alias: &str,
     props: &Props,
-) -> Result<Box<dyn Transformation>, String> {
+) -> Result<Box<dyn Transformation>, ConfigError> {
     let found = transformation(class_or_alias);
     configure(class_or_alias, props, found, |f| match f {
         Factory::Transformation { make, .. } => Some(*make),
@@ -73,7 +74,7 @@ pub fn configure_transformation(
 pub fn configure_predicate(
     class_or_alias: &str,
     props: &Props,
-) -> Result<Box<dyn Predicate>, String> {
+) -> Result<Box<dyn Predicate>, ConfigError> {
     configure(
         class_or_alias,
         props,
@@ -86,7 +87,7 @@ pub fn configure_predicate(
 }
 
 /// A plugin constructor.
-type Make<T> = fn(&Props) -> Result<T, String>;
+type Make<T> = fn(&Props) -> Result<T, ConfigError>;
 
 /// Builds the plugin `found` for `class_or_alias` with the constructor `make` takes from its
 /// factory.
@@ -95,10 +96,10 @@ fn configure<T>(
     props: &Props,
     found: Option<&'static PluginDesc>,
     make: fn(&Factory) -> Option<Make<T>>,
-) -> Result<T, String> {
+) -> Result<T, ConfigError> {
     match found.and_then(|r| make(&r.factory)) {
         Some(make) => make(props),
-        None => Err(format!("Class {class_or_alias} could not be found.")),
+        None => Err(format!("Class {class_or_alias} could not be found.").into()),
     }
 }
 

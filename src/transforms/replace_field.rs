@@ -10,13 +10,15 @@ use super::{
     Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, ConfigValue, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 
 const PURPOSE: &str = "field replacement";
 
 /// Kafka's `parseRenameMappings`: `old:new` pairs (Java's `split(":")`, so `a:` is invalid).
 /// The error is the reason only (`Invalid rename mapping: a`).
-fn parse_renames(mappings: &[String]) -> Result<Vec<(String, String)>, String> {
+fn parse_renames(mappings: &[String]) -> Result<Vec<(String, String)>, ConfigError> {
     let mut out: Vec<(String, String)> = Vec::new();
     for mapping in mappings {
         let mut parts: Vec<&str> = mapping.split(':').collect();
@@ -26,7 +28,7 @@ fn parse_renames(mappings: &[String]) -> Result<Vec<(String, String)>, String> {
             }
         }
         let [from, to] = parts.as_slice() else {
-            return Err(format!("Invalid rename mapping: {mapping}"));
+            return Err(format!("Invalid rename mapping: {mapping}").into());
         };
         out.retain(|(f, _)| f != from);
         out.push((from.to_string(), to.to_string()));
@@ -71,7 +73,9 @@ impl ReplaceField {
                     "Field rename mappings.",
                 )
                 .validator(Validator::Custom(Arc::new(|_, v| match v {
-                    ConfigValue::List(items) => parse_renames(items).map(|_| ()),
+                    ConfigValue::List(items) => {
+                        parse_renames(items).map(|_| ()).map_err(String::from)
+                    }
                     _ => Ok(()),
                 }))),
             )
@@ -83,7 +87,10 @@ impl ReplaceField {
     /// # Errors
     /// Kafka's `ConfigException` messages, e.g.
     /// `Invalid value [a] for configuration renames: Invalid rename mapping: a`.
-    pub fn configure(side: Side, props: &BTreeMap<String, String>) -> Result<ReplaceField, String> {
+    pub fn configure(
+        side: Side,
+        props: &BTreeMap<String, String>,
+    ) -> Result<ReplaceField, ConfigError> {
         let config = parse_config(&ReplaceField::config_def(), props)?;
         Ok(ReplaceField {
             side,
@@ -92,10 +99,7 @@ impl ReplaceField {
             renames: {
                 let list = config.get_list("renames");
                 parse_renames(&list).map_err(|reason| {
-                    format!(
-                        "Invalid value {} for configuration renames: {reason}",
-                        java_list(&list)
-                    )
+                    crate::config::invalid_value("renames", java_list(&list), reason)
                 })?
             },
             replace_null_with_default: replace_null_with_default(&config),
@@ -127,7 +131,7 @@ impl SideTransformation for ReplaceField {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         let map = require_map(op.value, PURPOSE)?;
         let mut updated = Vec::with_capacity(map.len());
         for (k, v) in map {
@@ -141,7 +145,7 @@ impl SideTransformation for ReplaceField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), DataError> {
         let s = require_struct(op.value, PURPOSE)?;
         let mut b = copy_schema_basics(&s.schema, SchemaBuilder::struct_());
         for f in &s.schema.fields {
@@ -149,7 +153,7 @@ impl SideTransformation for ReplaceField {
                 b = b.field(self.renamed(&f.name).to_string(), f.schema.clone());
             }
         }
-        let schema = b.try_build().map_err(|e| e.0)?;
+        let schema = b.try_build()?;
         let mut updated = Struct::new(schema.clone());
         for f in &schema.fields {
             let v = field_value(

@@ -7,6 +7,8 @@ use super::RecordContext;
 use crate::config::def::{
     ConfigDef, ConfigKey, ConfigType, DefaultValue, Importance, ParsedConfig, Validator,
 };
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 
 /// Java's `getClass().getName()` of a value (`java.lang.Integer`), `null` for null.
@@ -16,10 +18,10 @@ pub(crate) fn class_name(value: &Value) -> &'static str {
 }
 
 /// Kafka's `Requirements.requireStruct`.
-pub(crate) fn require_struct<'a>(value: &'a Value, purpose: &str) -> Result<&'a Struct, String> {
+pub(crate) fn require_struct<'a>(value: &'a Value, purpose: &str) -> Result<&'a Struct, DataError> {
     match value {
         Value::Struct(s) => Ok(s),
-        other => Err(only(other, "Struct objects supported", purpose)),
+        other => Err(only(other, "Struct objects supported", purpose).into()),
     }
 }
 
@@ -27,7 +29,7 @@ pub(crate) fn require_struct<'a>(value: &'a Value, purpose: &str) -> Result<&'a 
 pub(crate) fn require_struct_or_null<'a>(
     value: &'a Value,
     purpose: &str,
-) -> Result<Option<&'a Struct>, String> {
+) -> Result<Option<&'a Struct>, DataError> {
     or_null(value, |v| require_struct(v, purpose))
 }
 
@@ -35,14 +37,10 @@ pub(crate) fn require_struct_or_null<'a>(
 pub(crate) type Entries = Vec<(Value, Value)>;
 
 /// Kafka's `Requirements.requireMap`.
-pub(crate) fn require_map<'a>(value: &'a Value, purpose: &str) -> Result<&'a Entries, String> {
+pub(crate) fn require_map<'a>(value: &'a Value, purpose: &str) -> Result<&'a Entries, DataError> {
     match value {
         Value::Map(m) => Ok(m),
-        other => Err(only(
-            other,
-            "Map objects supported in absence of schema",
-            purpose,
-        )),
+        other => Err(only(other, "Map objects supported in absence of schema", purpose).into()),
     }
 }
 
@@ -50,7 +48,7 @@ pub(crate) fn require_map<'a>(value: &'a Value, purpose: &str) -> Result<&'a Ent
 pub(crate) fn require_map_or_null<'a>(
     value: &'a Value,
     purpose: &str,
-) -> Result<Option<&'a Entries>, String> {
+) -> Result<Option<&'a Entries>, DataError> {
     or_null(value, |v| require_map(v, purpose))
 }
 
@@ -65,8 +63,8 @@ fn only(found: &Value, supported: &str, purpose: &str) -> String {
 /// `None` for null, else what `require` makes of the value (Kafka's `require…OrNull`).
 fn or_null<'a, T>(
     value: &'a Value,
-    require: impl FnOnce(&'a Value) -> Result<T, String>,
-) -> Result<Option<T>, String> {
+    require: impl FnOnce(&'a Value) -> Result<T, DataError>,
+) -> Result<Option<T>, DataError> {
     if value.is_null() {
         Ok(None)
     } else {
@@ -78,14 +76,14 @@ fn or_null<'a, T>(
 pub(crate) fn require_schema<'a>(
     schema: Option<&'a SchemaRef>,
     purpose: &str,
-) -> Result<&'a SchemaRef, String> {
-    schema.ok_or_else(|| format!("Schema required for [{purpose}]"))
+) -> Result<&'a SchemaRef, DataError> {
+    schema.ok_or_else(|| DataError(format!("Schema required for [{purpose}]")))
 }
 
 /// Kafka's `Requirements.requireSinkRecord`: the offset of a sink record.
-pub(crate) fn require_sink_offset(ctx: &RecordContext, purpose: &str) -> Result<i64, String> {
+pub(crate) fn require_sink_offset(ctx: &RecordContext, purpose: &str) -> Result<i64, DataError> {
     ctx.kafka_offset.ok_or_else(|| {
-        format!("Only SinkRecord supported for [{purpose}], found: org.apache.kafka.connect.source.SourceRecord")
+        DataError(format!("Only SinkRecord supported for [{purpose}], found: org.apache.kafka.connect.source.SourceRecord"))
     })
 }
 
@@ -148,8 +146,8 @@ pub(crate) fn field_value(s: &Struct, name: &str, replace_null_with_default: boo
 }
 
 /// `Struct.put(name, value)` with Kafka's validation message on failure.
-pub(crate) fn put(s: &mut Struct, name: &str, value: Value) -> Result<(), String> {
-    s.put(name, value).map(|_| ()).map_err(|e| e.0)
+pub(crate) fn put(s: &mut Struct, name: &str, value: Value) -> Result<(), DataError> {
+    s.put(name, value).map(|_| ())
 }
 
 /// Parses a transformation's config the way Kafka's `SimpleConfig` does, reporting the first
@@ -157,9 +155,9 @@ pub(crate) fn put(s: &mut Struct, name: &str, value: Value) -> Result<(), String
 pub(crate) fn parse_config(
     def: &ConfigDef,
     props: &BTreeMap<String, String>,
-) -> Result<ParsedConfig, String> {
+) -> Result<ParsedConfig, ConfigError> {
     def.parse(props)
-        .map_err(|errors| errors.into_iter().next().unwrap_or_default())
+        .map_err(|errors| ConfigError::from(errors.into_iter().next().unwrap_or_default()))
 }
 
 /// The value of `name` compiled as a Java regular expression; a pattern the engine refuses gives
@@ -168,10 +166,10 @@ pub(crate) fn regex_value(
     config: &ParsedConfig,
     name: &str,
     why: &str,
-) -> Result<super::JavaRegex, String> {
+) -> Result<super::JavaRegex, ConfigError> {
     let value = config.get_string(name).unwrap_or_default();
     super::JavaRegex::new(&value)
-        .map_err(|e| format!("Invalid value {value} for configuration {name}: {why}: {e}"))
+        .map_err(|e| ConfigError::invalid(name, &value, format_args!("{why}: {e}")))
 }
 
 /// A config key with no validator, group or display name.

@@ -7,6 +7,8 @@ use super::{
     key, parse_config, regex_value, required_string, JavaRegex, RecordContext, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::record::ConnectRecord;
 
 /// `Filter`: drops every record (normally applied under a predicate).
@@ -23,7 +25,7 @@ impl Filter {
     ///
     /// # Errors
     /// Never.
-    pub fn configure(_props: &BTreeMap<String, String>) -> Result<Filter, String> {
+    pub fn configure(_props: &BTreeMap<String, String>) -> Result<Filter, ConfigError> {
         Ok(Filter)
     }
 }
@@ -33,7 +35,7 @@ impl Transformation for Filter {
         &self,
         _record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         Ok(None)
     }
 }
@@ -69,7 +71,7 @@ impl RegexRouter {
     /// # Errors
     /// Kafka's `ConfigException` messages; `Invalid value <re> for configuration regex: Invalid
     /// regex: <why>` for a pattern the engine cannot compile.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<RegexRouter, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<RegexRouter, ConfigError> {
         let config = parse_config(&RegexRouter::config_def(), props)?;
         let regex = regex_value(&config, "regex", "Invalid regex")?;
         Ok(RegexRouter {
@@ -84,7 +86,7 @@ impl Transformation for RegexRouter {
         &self,
         mut record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         if self.regex.matches(&record.topic) {
             record.topic = self.regex.replace_first(&record.topic, &self.replacement)?;
         }
@@ -124,7 +126,7 @@ impl TimestampRouter {
     /// # Errors
     /// Kafka's `ConfigException` messages, or the pattern's `IllegalArgumentException` text
     /// (which Kafka only raises on the first record).
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<TimestampRouter, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<TimestampRouter, ConfigError> {
         let config = parse_config(&TimestampRouter::config_def(), props)?;
         Ok(TimestampRouter {
             topic_format: config.get_string("topic.format").unwrap_or_default(),
@@ -175,12 +177,9 @@ impl Transformation for TimestampRouter {
         &self,
         mut record: ConnectRecord,
         ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         let Some(ts) = record.timestamp else {
-            return Err(format!(
-                "Timestamp missing on record: {}",
-                describe(&record, ctx)
-            ));
+            return Err(format!("Timestamp missing on record: {}", describe(&record, ctx)).into());
         };
         let formatted = self.timestamp_format.format(ts);
         let with_topic = self.topic_format.replace("${topic}", &record.topic);
@@ -242,6 +241,7 @@ mod tests {
         assert_eq!(
             RegexRouter::configure(&props(&[("regex", "(.*")]))
                 .unwrap_err()
+                .to_string()
                 .split(':')
                 .next(),
             Some("Invalid value (.* for configuration regex")
@@ -280,7 +280,8 @@ mod tests {
         let t = TimestampRouter::configure(&BTreeMap::new()).unwrap();
         let err = t
             .apply(record("events", None, Value::Null), &RecordContext::sink(3))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("Timestamp missing on record: SinkRecord{kafkaOffset=3"),
             "{err}"

@@ -9,6 +9,8 @@ use super::{
     require_schema, RecordContext, Side, Transformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, DefaultValue, Importance};
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaType, Value};
 use crate::record::ConnectRecord;
 
@@ -49,7 +51,7 @@ impl SetSchemaMetadata {
     pub fn configure(
         side: Side,
         props: &BTreeMap<String, String>,
-    ) -> Result<SetSchemaMetadata, String> {
+    ) -> Result<SetSchemaMetadata, ConfigError> {
         let config = parse_config(&SetSchemaMetadata::config_def(), props)?;
         let t = SetSchemaMetadata {
             side,
@@ -58,7 +60,9 @@ impl SetSchemaMetadata {
             replace_null_with_default: replace_null_with_default(&config),
         };
         if t.name.is_none() && t.version.is_none() {
-            return Err("Neither schema name nor version configured".to_string());
+            return Err("Neither schema name nor version configured"
+                .to_string()
+                .into());
         }
         Ok(t)
     }
@@ -69,7 +73,7 @@ impl Transformation for SetSchemaMetadata {
         &self,
         record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         let value = self.side.value(&record);
         let schema = self.side.schema(&record);
         if value.is_null() && schema.is_none() {

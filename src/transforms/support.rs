@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::{field_value, put, RecordContext, Side, Transformation};
+use crate::data::DataError;
 use crate::data::{Field, SchemaRef, Struct, Value};
 use crate::record::ConnectRecord;
 
@@ -32,13 +33,17 @@ pub trait SideTransformation: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// The message of the exception Kafka's transformation would throw.
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String>;
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError>;
 
     /// Kafka's `applyWithSchema`: the new schema and data of the side.
     ///
     /// # Errors
     /// The message of the exception Kafka's transformation would throw.
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String>;
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError>;
 }
 
 impl<T: SideTransformation> Transformation for T {
@@ -46,7 +51,7 @@ impl<T: SideTransformation> Transformation for T {
         &self,
         record: ConnectRecord,
         ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         let side = self.side();
         let input = Input {
             value: side.value(&record),
@@ -73,7 +78,7 @@ pub(crate) fn rebind_struct(
     source: &Struct,
     schema: &SchemaRef,
     replace_null_with_default: bool,
-) -> Result<Struct, String> {
+) -> Result<Struct, DataError> {
     let mut out = Struct::new(schema.clone());
     for f in &schema.fields {
         put(
@@ -91,8 +96,8 @@ pub(crate) fn copy_struct(
     source: &Struct,
     schema: SchemaRef,
     replace_null_with_default: bool,
-    mut each: impl FnMut(&Field, Value) -> Result<Value, String>,
-) -> Result<Struct, String> {
+    mut each: impl FnMut(&Field, Value) -> Result<Value, DataError>,
+) -> Result<Struct, DataError> {
     let mut out = Struct::new(schema);
     for f in &source.schema.fields {
         let v = each(f, field_value(source, &f.name, replace_null_with_default))?;

@@ -15,7 +15,9 @@ use super::{
     required_string, Input, Side, SideTransformation,
 };
 use crate::config::def::{ConfigDef, ConfigType, Importance, Validator};
+use crate::config::ConfigError;
 use crate::data::logical::{self, LogicalKind};
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
 
 const PURPOSE: &str = "converting timestamp formats";
@@ -118,7 +120,7 @@ impl TimestampConverter {
     pub fn configure(
         side: Side,
         props: &BTreeMap<String, String>,
-    ) -> Result<TimestampConverter, String> {
+    ) -> Result<TimestampConverter, ConfigError> {
         let config = parse_config(&TimestampConverter::config_def(), props)?;
         let target = config
             .get_string("target.type")
@@ -129,7 +131,7 @@ impl TimestampConverter {
         let blank = crate::config::def::java_trim(&pattern).is_empty();
         if target == TsType::String && blank {
             return Err(
-                "TimestampConverter requires format option to be specified when using string timestamps".to_string(),
+                "TimestampConverter requires format option to be specified when using string timestamps".to_string().into(),
             );
         }
         let format = if blank {
@@ -156,23 +158,24 @@ impl TimestampConverter {
     }
 
     /// A value of `from` type as epoch milliseconds (Kafka's `toRaw`, a `java.util.Date`).
-    fn to_raw(&self, from: TsType, value: &Value) -> Result<i64, String> {
+    fn to_raw(&self, from: TsType, value: &Value) -> Result<i64, DataError> {
         match (from, value) {
             (TsType::String, Value::String(s)) => {
                 let format = self.format.as_ref().ok_or_else(|| {
                     "TimestampConverter requires format option to be specified when using string timestamps".to_string()
                 })?;
                 format.parse(s).ok_or_else(|| {
-                    format!(
+                    DataError(format!(
                         "Could not parse timestamp: value ({s}) does not match pattern ({})",
                         format.pattern()
-                    )
+                    ))
                 })
             }
             (TsType::String, other) => Err(format!(
                 "Expected string timestamp to be a String, but found {}",
                 other.java_class()
-            )),
+            )
+            .into()),
             (TsType::Unix, Value::Int64(v)) => Ok(match self.precision {
                 Precision::Seconds => v.saturating_mul(1000),
                 Precision::Millis => *v,
@@ -182,14 +185,16 @@ impl TimestampConverter {
             (TsType::Unix, other) => Err(format!(
                 "Expected Unix timestamp to be a Long, but found {}",
                 other.java_class()
-            )),
+            )
+            .into()),
             (TsType::Date, Value::Int32(days)) => Ok(i64::from(*days) * MILLIS_PER_DAY),
             (TsType::Time, Value::Int32(ms)) => Ok(i64::from(*ms)),
             (TsType::Timestamp, Value::Int64(ms)) => Ok(*ms),
             (kind, other) => Err(format!(
                 "Expected {kind:?} to be a java.util.Date, but found {}",
                 other.java_class()
-            )),
+            )
+            .into()),
         }
     }
 
@@ -214,7 +219,7 @@ impl TimestampConverter {
     }
 
     /// Kafka's `convertTimestamp`: `from` is `None` when the type is to be inferred.
-    fn convert(&self, value: &Value, from: Option<TsType>) -> Result<Value, String> {
+    fn convert(&self, value: &Value, from: Option<TsType>) -> Result<Value, DataError> {
         if value.is_null() {
             return Ok(Value::Null);
         }
@@ -227,7 +232,8 @@ impl TimestampConverter {
                     return Err(format!(
                         "TimestampConverter does not support {} objects as timestamps",
                         other.java_class()
-                    ))
+                    )
+                    .into())
                 }
             },
         };
@@ -238,7 +244,7 @@ impl TimestampConverter {
         &self,
         value: Option<&Struct>,
         schema: &SchemaRef,
-    ) -> Result<Option<Struct>, String> {
+    ) -> Result<Option<Struct>, DataError> {
         let Some(value) = value else {
             return Ok(None);
         };
@@ -257,7 +263,7 @@ impl TimestampConverter {
 }
 
 /// Kafka's `timestampTypeFromSchema`.
-fn type_from_schema(schema: &Schema) -> Result<TsType, String> {
+fn type_from_schema(schema: &Schema) -> Result<TsType, DataError> {
     Ok(match (schema.logical(), schema.schema_type) {
         (Some(LogicalKind::Timestamp), _) => TsType::Timestamp,
         (Some(LogicalKind::Date), _) => TsType::Date,
@@ -267,7 +273,8 @@ fn type_from_schema(schema: &Schema) -> Result<TsType, String> {
         _ => {
             return Err(format!(
                 "Schema {schema} does not correspond to a known timestamp type format"
-            ))
+            )
+            .into())
         }
     })
 }
@@ -279,7 +286,7 @@ impl SideTransformation for TimestampConverter {
         self.side
     }
 
-    fn schemaless(&self, op: Input<'_>) -> Result<Value, String> {
+    fn schemaless(&self, op: Input<'_>) -> Result<Value, DataError> {
         if op.value.is_null() || self.field.is_empty() {
             return self.convert(op.value, None);
         }
@@ -293,7 +300,11 @@ impl SideTransformation for TimestampConverter {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), String> {
+    fn with_schema(
+        &self,
+        schema: &SchemaRef,
+        op: Input<'_>,
+    ) -> Result<(SchemaRef, Value), DataError> {
         if self.field.is_empty() {
             let from = type_from_schema(schema)?;
             let updated = self.convert(op.value, Some(from))?;

@@ -8,6 +8,8 @@ use super::{
     Transformation,
 };
 use crate::config::def::ConfigDef;
+use crate::config::ConfigError;
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, Struct, Value};
 use crate::record::ConnectRecord;
 
@@ -35,7 +37,7 @@ impl ValueToKey {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<ValueToKey, String> {
+    pub fn configure(props: &BTreeMap<String, String>) -> Result<ValueToKey, ConfigError> {
         let config = parse_config(&ValueToKey::config_def(), props)?;
         Ok(ValueToKey {
             fields: config.get_list("fields"),
@@ -49,7 +51,7 @@ impl Transformation for ValueToKey {
         &self,
         mut record: ConnectRecord,
         _ctx: &RecordContext,
-    ) -> Result<Option<ConnectRecord>, String> {
+    ) -> Result<Option<ConnectRecord>, DataError> {
         match &record.value_schema {
             None => {
                 let map = require_map(&record.value, PURPOSE)?;
@@ -70,7 +72,7 @@ impl Transformation for ValueToKey {
                         .ok_or_else(|| format!("Field does not exist: {f}"))?;
                     b = b.field(f.clone(), field.schema.clone());
                 }
-                let key_schema = b.try_build().map_err(|e| e.0)?;
+                let key_schema = b.try_build()?;
                 let mut key = Struct::new(key_schema.clone());
                 for f in &self.fields {
                     put(

@@ -352,7 +352,9 @@ impl Worker {
         Converters::for_plugin(plugin.as_ref(), connector_config, &self.config)
             .map_err(|e| e.to_string())
             .and_then(|c| {
-                crate::transforms::TransformChain::from_config(connector_config).map(|t| (c, t))
+                crate::transforms::TransformChain::from_config(connector_config)
+                    .map(|t| (c, t))
+                    .map_err(String::from)
             })
     }
 

@@ -559,10 +559,12 @@ pub fn distinct_errors(infos: &ConfigInfos) -> Vec<(&str, &str)> {
     let mut out: Vec<(&str, &str)> = Vec::new();
     for info in &infos.configs {
         let name = info.value.name.as_str();
-        let null_follow_up = format!("Invalid value null for configuration {name}:");
-        let has_other = |errors: &[String]| errors.iter().any(|e| !e.starts_with(&null_follow_up));
+        // Kafka's text for a null value, up to its reason
+        let null_message = crate::config::invalid_value(name, "null", "");
+        let null_follow_up = null_message.trim_end();
+        let has_other = |errors: &[String]| errors.iter().any(|e| !e.starts_with(null_follow_up));
         for error in &info.value.errors {
-            if error.starts_with(&null_follow_up) && has_other(&info.value.errors) {
+            if error.starts_with(null_follow_up) && has_other(&info.value.errors) {
                 continue;
             }
             if out.iter().any(|(_, e)| *e == error.as_str()) {

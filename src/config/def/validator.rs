@@ -1,5 +1,6 @@
 //! Kafka's validators, each with its exact message.
 
+use crate::config::invalid_value;
 use std::fmt;
 use std::sync::Arc;
 
@@ -94,11 +95,6 @@ impl fmt::Debug for Validator {
     }
 }
 
-/// Kafka's `ConfigException(name, value, message)` text.
-pub(crate) fn invalid(name: &str, value: &str, reason: &str) -> String {
-    format!("Invalid value {value} for configuration {name}: {reason}")
-}
-
 impl Validator {
     /// Checks a parsed value of key `name`, returning Kafka's full error message on failure.
     ///
@@ -109,7 +105,7 @@ impl Validator {
         match self {
             Validator::NonEmptyString => match value {
                 ConfigValue::String(s) | ConfigValue::Password(s) if java_trim(s).is_empty() => {
-                    Err(invalid(name, &shown(), "String must be non-empty"))
+                    Err(invalid_value(name, shown(), "String must be non-empty"))
                 }
                 _ => Ok(()),
             },
@@ -121,10 +117,10 @@ impl Validator {
                 if ok {
                     Ok(())
                 } else {
-                    Err(invalid(
+                    Err(invalid_value(
                         name,
-                        &shown(),
-                        &format!("String must be one of: {}", options.join(", ")),
+                        shown(),
+                        format_args!("String must be one of: {}", options.join(", ")),
                     ))
                 }
             }
@@ -132,21 +128,21 @@ impl Validator {
                 check_one_of_case_insensitive(name, value, options)
             }
             Validator::UniqueList => match value {
-                ConfigValue::Null => Err(invalid(name, "null", "entry must be non null")),
+                ConfigValue::Null => Err(invalid_value(name, "null", "entry must be non null")),
                 ConfigValue::List(items) => {
                     let mut seen = std::collections::HashSet::new();
                     if items.iter().all(|i| seen.insert(i)) {
                         Ok(())
                     } else {
-                        Err(invalid(name, &shown(), "Duplicate alias provided."))
+                        Err(invalid_value(name, shown(), "Duplicate alias provided."))
                     }
                 }
                 _ => Ok(()),
             },
             Validator::NonEmptyList => match value {
-                ConfigValue::Null => Err(invalid(name, "null", "Empty list")),
+                ConfigValue::Null => Err(invalid_value(name, "null", "Empty list")),
                 ConfigValue::List(items) if items.is_empty() => {
-                    Err(invalid(name, &shown(), "Empty list"))
+                    Err(invalid_value(name, shown(), "Empty list"))
                 }
                 _ => Ok(()),
             },
@@ -156,17 +152,21 @@ impl Validator {
                         s.as_str()
                     }
                     ConfigValue::Null => {
-                        return Err(invalid(name, "null", "Invalid regex: null"));
+                        return Err(invalid_value(name, "null", "Invalid regex: null"));
                     }
                     _ => return Ok(()),
                 };
                 match check_regex(pattern) {
                     Ok(()) => Ok(()),
-                    Err(why) => Err(invalid(name, &shown(), &format!("Invalid regex: {why}"))),
+                    Err(why) => Err(invalid_value(
+                        name,
+                        shown(),
+                        format_args!("Invalid regex: {why}"),
+                    )),
                 }
             }
             Validator::NonNull => match value {
-                ConfigValue::Null => Err(invalid(name, "null", "entry must be non null")),
+                ConfigValue::Null => Err(invalid_value(name, "null", "entry must be non null")),
                 _ => Ok(()),
             },
             Validator::NullOr(inner) => match value {
@@ -178,7 +178,7 @@ impl Validator {
                 inner.ensure_valid(name.strip_prefix(prefix.as_str()).unwrap_or(name), value)
             }
             Validator::Custom(check) => {
-                check(name, value).map_err(|reason| invalid(name, &shown(), &reason))
+                check(name, value).map_err(|reason| invalid_value(name, shown(), reason))
             }
         }
     }
@@ -190,7 +190,7 @@ fn check_no_control_chars(name: &str, value: &ConfigValue) -> Result<(), String>
         return Ok(());
     };
     if s.is_empty() {
-        return Err(invalid(name, s, "String may not be empty"));
+        return Err(invalid_value(name, s, "String may not be empty"));
     }
     let found: Vec<String> = s
         .chars()
@@ -200,10 +200,10 @@ fn check_no_control_chars(name: &str, value: &ConfigValue) -> Result<(), String>
     if found.is_empty() {
         Ok(())
     } else {
-        Err(invalid(
+        Err(invalid_value(
             name,
             s,
-            &format!(
+            format_args!(
                 "String may not contain control sequences but had the following ASCII chars: {}",
                 found.join(", ")
             ),
@@ -234,10 +234,10 @@ fn check_one_of_case_insensitive(
             .into_iter()
             .map(|(u, ())| u)
             .collect();
-        Err(invalid(
+        Err(invalid_value(
             name,
-            &shown(),
-            &format!(
+            shown(),
+            format_args!(
                 "String must be one of (case insensitive): {}",
                 ordered.join(", ")
             ),
@@ -253,26 +253,26 @@ fn check_range(
     max: Option<f64>,
 ) -> Result<(), String> {
     if *value == ConfigValue::Null {
-        return Err(invalid(name, "null", "Value must be non-null"));
+        return Err(invalid_value(name, "null", "Value must be non-null"));
     }
     let Some(n) = value.as_f64() else {
         return Ok(());
     };
     if let Some(min) = min {
         if n < min {
-            return Err(invalid(
+            return Err(invalid_value(
                 name,
-                &value.java_string(),
-                &format!("Value must be at least {}", format_bound(min)),
+                value.java_string(),
+                format_args!("Value must be at least {}", format_bound(min)),
             ));
         }
     }
     if let Some(max) = max {
         if n > max {
-            return Err(invalid(
+            return Err(invalid_value(
                 name,
-                &value.java_string(),
-                &format!("Value must be no more than {}", format_bound(max)),
+                value.java_string(),
+                format_args!("Value must be no more than {}", format_bound(max)),
             ));
         }
     }

@@ -2,7 +2,7 @@
 
 use super::java_text::java_trim;
 use super::types::ConfigType;
-use super::validator::invalid;
+use crate::config::invalid_value;
 use crate::data::double_to_string;
 
 /// A parsed configuration value.
@@ -130,7 +130,13 @@ pub(crate) fn parse_type(
         return Ok(ConfigValue::Null);
     };
     let trimmed = java_trim(raw);
-    let not_a_number = || invalid(name, raw, &format!("Not a number of type {config_type}"));
+    let not_a_number = || {
+        invalid_value(
+            name,
+            raw,
+            format_args!("Not a number of type {config_type}"),
+        )
+    };
     match config_type {
         ConfigType::Boolean => {
             if trimmed.eq_ignore_ascii_case("true") {
@@ -138,7 +144,7 @@ pub(crate) fn parse_type(
             } else if trimmed.eq_ignore_ascii_case("false") {
                 Ok(ConfigValue::Boolean(false))
             } else {
-                Err(invalid(
+                Err(invalid_value(
                     name,
                     raw,
                     "Expected value to be either true or false",
@@ -165,7 +171,9 @@ pub(crate) fn parse_type(
         ConfigType::List => Ok(ConfigValue::List(parse_list(trimmed))),
         ConfigType::Class => resolve_class(name, trimmed)
             .map(ConfigValue::Class)
-            .ok_or_else(|| invalid(name, raw, &format!("Class {raw} could not be found."))),
+            .ok_or_else(|| {
+                invalid_value(name, raw, format_args!("Class {raw} could not be found."))
+            }),
     }
 }
 

@@ -84,7 +84,7 @@ impl KafkaListener {
     /// # Errors
     /// A message naming the key and the value.
     pub fn parse(key: &str, s: &str) -> Result<KafkaListener, String> {
-        let bad = |why: &str| format!("Invalid value {s} for configuration {key}: {why}");
+        let bad = |why: &str| crate::config::invalid_value(key, s, why);
         let (scheme, rest) = s.trim().split_once("://").ok_or_else(|| {
             bad("Listener doesn't have the right format (protocol://hostname:port).")
         })?;
@@ -201,7 +201,11 @@ pub(super) fn parse(parsed: &ParsedConfig) -> Result<KafkaSettings, String> {
         .find(|l| l.protocol == Protocol::Plaintext && !l.is_loopback())
     {
         if !allow_remote {
-            return Err(format!("Invalid value {}://{} for configuration {KAFKA_LISTENERS}: a PLAINTEXT listener beyond loopback lets anyone on the network read and write every topic; use SSL or SASL_SSL, or set {KAFKA_ALLOW_PLAINTEXT_REMOTE}=true.", l.protocol.name(), l.bind_address()));
+            return Err(crate::config::invalid_value(
+                KAFKA_LISTENERS,
+                format_args!("{}://{}", l.protocol.name(), l.bind_address()),
+                format_args!("a PLAINTEXT listener beyond loopback lets anyone on the network read and write every topic; use SSL or SASL_SSL, or set {KAFKA_ALLOW_PLAINTEXT_REMOTE}=true."),
+            ));
         }
     }
     let sasl_mechanisms: Vec<String> = parsed
@@ -214,7 +218,11 @@ pub(super) fn parse(parsed: &ParsedConfig) -> Result<KafkaSettings, String> {
         .iter()
         .find(|m| !KNOWN_MECHANISMS.contains(&m.as_str()))
     {
-        return Err(format!("Invalid value {m} for configuration {KAFKA_SASL_MECHANISMS}: the mechanisms are PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512."));
+        return Err(crate::config::invalid_value(
+            KAFKA_SASL_MECHANISMS,
+            m,
+            "the mechanisms are PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.",
+        ));
     }
     let sasl_credentials_file = parsed
         .get_string(KAFKA_SASL_CREDENTIALS_FILE)

@@ -77,7 +77,7 @@ fn check_url(config: &BTreeMap<String, Option<String>>, errors: &mut Vec<(String
             if let Err(e) = db::parse_url(url.trim()) {
                 errors.push((
                     CONNECTION_URL.into(),
-                    format!("Invalid value {url} for configuration {CONNECTION_URL}: {e}"),
+                    crate::config::invalid_value(CONNECTION_URL, url, e),
                 ));
             } else if let Ok(db::Target::Postgres { params, .. }) = db::parse_url(url.trim()) {
                 #[cfg(feature = "jdbc-postgres")]
@@ -91,10 +91,7 @@ fn check_url(config: &BTreeMap<String, Option<String>>, errors: &mut Vec<(String
                     let _ = params;
                     errors.push((
                         CONNECTION_URL.into(),
-                        format!(
-                            "Invalid value {url} for configuration {CONNECTION_URL}: {}",
-                            POSTGRES_MISSING
-                        ),
+                        crate::config::invalid_value(CONNECTION_URL, url, POSTGRES_MISSING),
                     ));
                 }
             }

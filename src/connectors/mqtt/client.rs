@@ -94,10 +94,7 @@ pub fn qos(config: &Props) -> Result<QoS, KeyError> {
         "2" => Ok(QoS::ExactlyOnce),
         other => Err(key_error(
             keys::QOS,
-            format!(
-                "Invalid value {other} for configuration {}: must be 0, 1 or 2",
-                keys::QOS
-            ),
+            crate::config::invalid_value(keys::QOS, other, "must be 0, 1 or 2"),
         )),
     }
 }
@@ -115,7 +112,7 @@ fn seconds(config: &Props, key: &str, default: u64) -> Result<u64, KeyError> {
         Some(v) => v.trim().parse::<u64>().map_err(|_| {
             key_error(
                 key,
-                format!("Invalid value {v} for configuration {key}: a number of seconds"),
+                crate::config::invalid_value(key, v, "a number of seconds"),
             )
         }),
     }
@@ -159,10 +156,7 @@ pub fn settings(config: &Props) -> Result<Settings, KeyError> {
         Some(other) => {
             return Err(key_error(
                 keys::VERSION,
-                format!(
-                    "Invalid value {other} for configuration {}: use 3.1.1 or 5",
-                    keys::VERSION
-                ),
+                crate::config::invalid_value(keys::VERSION, other, "use 3.1.1 or 5"),
             ))
         }
     };

@@ -6,7 +6,9 @@ use regex::Regex;
 
 use super::schema_json;
 use crate::config::def::ParsedConfig;
+use crate::config::ConfigError;
 use crate::connectors::{Props, TaskError};
+use crate::data::DataError;
 use crate::data::SchemaRef;
 use crate::transforms::datefmt::DateFormat;
 
@@ -112,15 +114,15 @@ impl Charset {
     }
 
     /// Decodes bytes of this charset.
-    pub fn decode(self, bytes: &[u8]) -> Result<String, String> {
+    pub fn decode(self, bytes: &[u8]) -> Result<String, DataError> {
         match self {
             Charset::Utf8 => std::str::from_utf8(bytes)
                 .map(str::to_string)
-                .map_err(|e| format!("Input is not valid UTF-8: {e}")),
+                .map_err(|e| DataError(format!("Input is not valid UTF-8: {e}"))),
             Charset::Latin1 => Ok(bytes.iter().map(|&b| b as char).collect()),
             Charset::Ascii => match bytes.iter().position(|b| *b > 127) {
                 None => Ok(bytes.iter().map(|&b| b as char).collect()),
-                Some(i) => Err(format!("Input is not US-ASCII: byte {} at {i}", bytes[i])),
+                Some(i) => Err(format!("Input is not US-ASCII: byte {} at {i}", bytes[i]).into()),
             },
         }
     }
@@ -249,14 +251,14 @@ fn char_of(parsed: &ParsedConfig, name: &str) -> u8 {
     parsed.get_int(name).unwrap_or(0) as u8
 }
 
-fn read_schema(parsed: &ParsedConfig, name: &str) -> Result<Option<SchemaRef>, String> {
+fn read_schema(parsed: &ParsedConfig, name: &str) -> Result<Option<SchemaRef>, ConfigError> {
     let text = string(parsed, name);
     if text.is_empty() {
         return Ok(None);
     }
     schema_json::parse(&text)
         .map(Some)
-        .map_err(|e| format!("Could not read schema from '{name}': {e}"))
+        .map_err(|e| ConfigError::message(format!("Could not read schema from '{name}': {e}")))
 }
 
 impl SpoolConfig {
@@ -377,7 +379,7 @@ fn schema_settings(
     let mut schema = |name: &str| match read_schema(parsed, name) {
         Ok(s) => s,
         Err(e) => {
-            errors.push((name.into(), e));
+            errors.push((name.into(), e.to_string()));
             None
         }
     };

@@ -10,6 +10,7 @@ use super::config::{Format, SpoolConfig};
 use super::files::InputFile;
 use super::parse::Parser;
 use super::readers::Item;
+use crate::data::DataError;
 use crate::data::{Schema, SchemaBuilder, SchemaRef, Struct, Value};
 
 /// The key and value schemas of the CSV and JSON formats.
@@ -29,7 +30,7 @@ pub fn key_and_value(
     schemas: Option<&Schemas>,
     columns: &[String],
     item: Item,
-) -> Result<(Part, Part), String> {
+) -> Result<(Part, Part), DataError> {
     let none = (None, Value::Null);
     match (format, item) {
         (Format::Lines, Item::Line(line)) => {
@@ -56,22 +57,26 @@ fn csv_record(
     schemas: &Schemas,
     columns: &[String],
     row: &[Option<String>],
-) -> Result<(Part, Part), String> {
+) -> Result<(Part, Part), DataError> {
     let mut key = Struct::new(schemas.key.clone());
     let mut value = Struct::new(schemas.value.clone());
     for (i, name) in columns.iter().enumerate() {
         let input = row.get(i).ok_or_else(|| {
-            format!(
+            DataError(format!(
                 "the row has {} field(s); column '{name}' is missing",
                 row.len()
-            )
+            ))
         })?;
         let Some(field) = schemas.value.field(name) else {
             continue;
         };
         let parsed = parser
             .parse_str(&field.schema, input.as_deref())
-            .map_err(|e| format!("Exception thrown while parsing data for '{name}': {e}"))?;
+            .map_err(|e| {
+                DataError(format!(
+                    "Exception thrown while parsing data for '{name}': {e}"
+                ))
+            })?;
         if let Some(k) = schemas.key.field(name) {
             key.values[k.index] = parsed.clone();
         }
@@ -80,7 +85,7 @@ fn csv_record(
     finish(schemas, key, value)
 }
 
-fn json_record(parser: &Parser, schemas: &Schemas, json: &Json) -> Result<(Part, Part), String> {
+fn json_record(parser: &Parser, schemas: &Schemas, json: &Json) -> Result<(Part, Part), DataError> {
     let obj = json.as_object();
     let mut key = Struct::new(schemas.key.clone());
     let mut value = Struct::new(schemas.value.clone());
@@ -88,10 +93,10 @@ fn json_record(parser: &Parser, schemas: &Schemas, json: &Json) -> Result<(Part,
         let parsed = parser
             .parse_json(&field.schema, obj.and_then(|o| o.get(&field.name)))
             .map_err(|e| {
-                format!(
+                DataError(format!(
                     "Exception thrown while parsing data for '{}': {e}",
                     field.name
-                )
+                ))
             })?;
         if let Some(k) = schemas.key.field(&field.name) {
             key.values[k.index] = parsed.clone();
@@ -101,7 +106,7 @@ fn json_record(parser: &Parser, schemas: &Schemas, json: &Json) -> Result<(Part,
     finish(schemas, key, value)
 }
 
-fn finish(schemas: &Schemas, key: Struct, value: Struct) -> Result<(Part, Part), String> {
+fn finish(schemas: &Schemas, key: Struct, value: Struct) -> Result<(Part, Part), DataError> {
     key.validate().map_err(|e| e.to_string())?;
     value.validate().map_err(|e| e.to_string())?;
     Ok((
@@ -118,7 +123,7 @@ pub fn generate(
     config: &SpoolConfig,
     file: &InputFile,
     header: &[String],
-) -> Result<Option<Schemas>, String> {
+) -> Result<Option<Schemas>, DataError> {
     let settings = config.schemas.as_ref().ok_or("no schema settings")?;
     let given = (settings.key_schema.clone(), settings.value_schema.clone());
     if let (Some(key), Some(value)) = given {
@@ -162,7 +167,7 @@ pub fn generate(
     Ok(Some(schemas))
 }
 
-fn first_csv_row_width(config: &SpoolConfig, file: &InputFile) -> Result<Option<usize>, String> {
+fn first_csv_row_width(config: &SpoolConfig, file: &InputFile) -> Result<Option<usize>, DataError> {
     use super::readers::Reader;
     let settings = config.csv.as_ref().ok_or("no CSV settings")?;
     let handle = File::open(&file.path).map_err(|e| e.to_string())?;
@@ -176,7 +181,7 @@ fn first_csv_row_width(config: &SpoolConfig, file: &InputFile) -> Result<Option<
     }
 }
 
-fn first_json_object_keys(file: &InputFile) -> Result<Vec<String>, String> {
+fn first_json_object_keys(file: &InputFile) -> Result<Vec<String>, DataError> {
     let handle = File::open(&file.path).map_err(|e| e.to_string())?;
     for value in serde_json::Deserializer::from_reader(BufReader::new(handle)).into_iter::<Json>() {
         if let Json::Object(obj) = value.map_err(|e| e.to_string())? {

@@ -456,7 +456,7 @@ fn date_formats_validator() -> Validator {
     Validator::Custom(Arc::new(|_, v| match v {
         ConfigValue::List(items) => items
             .iter()
-            .try_for_each(|p| DateFormat::new(p).map(|_| ())),
+            .try_for_each(|p| DateFormat::new(p).map(|_| ()).map_err(String::from)),
         _ => Ok(()),
     }))
 }

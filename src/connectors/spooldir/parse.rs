@@ -4,6 +4,7 @@
 use serde_json::Value as Json;
 
 use crate::data::logical::{decimal_from_str, kind_of, LogicalKind};
+use crate::data::DataError;
 use crate::data::{Schema, SchemaType, Struct, Value};
 use crate::transforms::datefmt::DateFormat;
 
@@ -22,15 +23,19 @@ impl Parser {
     }
 
     /// Parses a text field (`None` is a null field).
-    pub fn parse_str(&self, schema: &Schema, input: Option<&str>) -> Result<Value, String> {
+    pub fn parse_str(&self, schema: &Schema, input: Option<&str>) -> Result<Value, DataError> {
         let Some(input) = input else {
             return null_for(schema);
         };
-        self.text(schema, input)
-            .map_err(|why| format!("Could not parse '{input}' to '{}': {why}", expected(schema)))
+        self.text(schema, input).map_err(|why| {
+            DataError(format!(
+                "Could not parse '{input}' to '{}': {why}",
+                expected(schema)
+            ))
+        })
     }
 
-    fn text(&self, schema: &Schema, s: &str) -> Result<Value, String> {
+    fn text(&self, schema: &Schema, s: &str) -> Result<Value, DataError> {
         let e = |err: &dyn std::fmt::Display| err.to_string();
         if let Some(kind) = kind_of(schema) {
             return self.logical(kind, s);
@@ -49,19 +54,16 @@ impl Parser {
                 _ => return Err("not true or false".into()),
             },
             other => {
-                return Err(format!(
-                    "Schema {other}({:?}) is not supported",
-                    schema.name
-                ))
+                return Err(format!("Schema {other}({:?}) is not supported", schema.name).into())
             }
         })
     }
 
-    fn logical(&self, kind: LogicalKind, s: &str) -> Result<Value, String> {
+    fn logical(&self, kind: LogicalKind, s: &str) -> Result<Value, DataError> {
         match kind {
             LogicalKind::Decimal(scale) => decimal_from_str(s.trim(), scale)
                 .map(Value::Bytes)
-                .map_err(|e| e.to_string()),
+                .map_err(|e| DataError(e.to_string())),
             LogicalKind::Timestamp => self.millis(s).map(Value::Int64),
             LogicalKind::Date => self
                 .millis(s)
@@ -72,18 +74,18 @@ impl Parser {
         }
     }
 
-    fn millis(&self, s: &str) -> Result<i64, String> {
+    fn millis(&self, s: &str) -> Result<i64, DataError> {
         self.formats.iter().find_map(|f| f.parse(s)).ok_or_else(|| {
             let patterns: Vec<&str> = self.formats.iter().map(DateFormat::pattern).collect();
-            format!(
+            DataError(format!(
                 "Could not parse '{s}' with any of the formats [{}]",
                 patterns.join(", ")
-            )
+            ))
         })
     }
 
     /// Parses a JSON node (`None` is a missing field).
-    pub fn parse_json(&self, schema: &Schema, input: Option<&Json>) -> Result<Value, String> {
+    pub fn parse_json(&self, schema: &Schema, input: Option<&Json>) -> Result<Value, DataError> {
         let input = match input {
             None | Some(Json::Null) => return null_for(schema),
             Some(j) => j,
@@ -105,7 +107,7 @@ impl Parser {
                     .enumerate()
                     .map(|(i, item)| {
                         self.parse_json(item_schema, Some(item)).map_err(|e| {
-                            format!("Exception thrown while processing index {i}: {e}")
+                            DataError(format!("Exception thrown while processing index {i}: {e}"))
                         })
                     })
                     .collect::<Result<Vec<_>, _>>()
@@ -121,17 +123,19 @@ impl Parser {
                 };
                 obj.iter()
                     .map(|(k, v)| Ok((self.parse_str(ks, Some(k))?, self.parse_json(vs, Some(v))?)))
-                    .collect::<Result<Vec<_>, String>>()
+                    .collect::<Result<Vec<_>, DataError>>()
                     .map(Value::Map)
             }
             _ => self.json_primitive(schema, input),
         }
     }
 
-    fn json_primitive(&self, schema: &Schema, input: &Json) -> Result<Value, String> {
+    fn json_primitive(&self, schema: &Schema, input: &Json) -> Result<Value, DataError> {
         let fail = || format!("Could not parse '{input}' to {}", expected(schema));
         if let Json::String(s) = input {
-            return self.text(schema, s).map_err(|e| format!("{}: {e}", fail()));
+            return self
+                .text(schema, s)
+                .map_err(|e| DataError(format!("{}: {e}", fail())));
         }
         let kind = kind_of(schema);
         Ok(match (schema.schema_type, input) {
@@ -164,7 +168,7 @@ impl Parser {
             (SchemaType::Float32, Json::Number(n)) => {
                 Value::Float32(n.as_f64().ok_or_else(fail)? as f32)
             }
-            _ => return Err(fail()),
+            _ => return Err(fail().into()),
         })
     }
 
@@ -173,17 +177,17 @@ impl Parser {
         &self,
         schema: &Schema,
         get: impl Fn(&str) -> Option<&'a Json>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, DataError> {
         let mut out = Struct::new(std::sync::Arc::new(schema.clone()));
         for (i, field) in schema.fields.iter().enumerate() {
             let v = self
                 .parse_json(&field.schema, get(&field.name))
                 .map_err(|e| {
-                    format!(
+                    DataError(format!(
                         "Exception thrown while processing {}:{}: {e}",
                         schema.name.as_deref().unwrap_or("null"),
                         field.name
-                    )
+                    ))
                 })?;
             out.values[i] = v;
         }
@@ -191,7 +195,7 @@ impl Parser {
     }
 }
 
-fn null_for(schema: &Schema) -> Result<Value, String> {
+fn null_for(schema: &Schema) -> Result<Value, DataError> {
     if schema.optional {
         Ok(Value::Null)
     } else {
@@ -252,9 +256,12 @@ mod tests {
             p.parse_str(&Schema::optional_int32(), None).unwrap(),
             Value::Null
         );
-        let err = p.parse_str(&Schema::int32(), None).unwrap_err();
+        let err = p.parse_str(&Schema::int32(), None).unwrap_err().to_string();
         assert!(err.contains("cannot be null"), "{err}");
-        let err = p.parse_str(&Schema::int64(), Some("x1")).unwrap_err();
+        let err = p
+            .parse_str(&Schema::int64(), Some("x1"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("Could not parse 'x1' to 'Long'"), "{err}");
     }
 

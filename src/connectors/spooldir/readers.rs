@@ -102,7 +102,7 @@ impl Reader for Lines {
             return Ok(None);
         }
         self.line = line;
-        let text = self.charset.decode(&self.buf).map_err(fail)?;
+        let text = self.charset.decode(&self.buf).map_err(|e| fail(e.0))?;
         Ok(Some(Read1 {
             item: Item::Line(text),
             offset: line as i64,
@@ -257,7 +257,7 @@ impl Reader for CsvRows {
             }
             let text = self.charset.decode(raw).map_err(|message| ReadError {
                 line: start,
-                message,
+                message: message.0,
             })?;
             fields.push(Some(text));
         }

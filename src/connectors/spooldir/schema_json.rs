@@ -4,28 +4,29 @@
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, SchemaType, Value};
 
 /// Parses a schema from its JSON text.
-pub fn parse(text: &str) -> Result<SchemaRef, String> {
+pub fn parse(text: &str) -> Result<SchemaRef, DataError> {
     let json: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
     from_json(&json)
 }
 
-fn from_json(json: &Json) -> Result<SchemaRef, String> {
+fn from_json(json: &Json) -> Result<SchemaRef, DataError> {
     let obj = json
         .as_object()
-        .ok_or_else(|| format!("a schema must be a JSON object, not {json}"))?;
+        .ok_or_else(|| DataError(format!("a schema must be a JSON object, not {json}")))?;
     let type_name = obj
         .get("type")
         .and_then(Json::as_str)
         .ok_or("a schema needs a \"type\"")?;
     let schema_type = SchemaType::from_name(type_name)
-        .ok_or_else(|| format!("'{type_name}' is not a schema type"))?;
-    let child = |name: &str| -> Result<SchemaRef, String> {
+        .ok_or_else(|| DataError(format!("'{type_name}' is not a schema type")))?;
+    let child = |name: &str| -> Result<SchemaRef, DataError> {
         match obj.get(name) {
             Some(j) if !j.is_null() => from_json(j),
-            _ => Err(format!("{name} cannot be null.")),
+            _ => Err(format!("{name} cannot be null.").into()),
         }
     };
     let mut builder = match schema_type {
@@ -72,10 +73,10 @@ fn from_json(json: &Json) -> Result<SchemaRef, String> {
     if let Some(default) = obj.get("defaultValue").filter(|d| !d.is_null()) {
         builder = builder.default_value(default_value(schema_type, default)?);
     }
-    builder.try_build().map_err(|e| e.to_string())
+    builder.try_build()
 }
 
-fn default_value(schema_type: SchemaType, json: &Json) -> Result<Value, String> {
+fn default_value(schema_type: SchemaType, json: &Json) -> Result<Value, DataError> {
     let bad = || format!("defaultValue {json} does not fit {schema_type}");
     let int = || json.as_i64().ok_or_else(bad);
     Ok(match schema_type {
@@ -87,7 +88,7 @@ fn default_value(schema_type: SchemaType, json: &Json) -> Result<Value, String> 
         SchemaType::Float64 => Value::Float64(json.as_f64().ok_or_else(bad)?),
         SchemaType::Boolean => Value::Boolean(json.as_bool().ok_or_else(bad)?),
         SchemaType::String => Value::String(json.as_str().ok_or_else(bad)?.to_string()),
-        _ => return Err(bad()),
+        _ => return Err(bad().into()),
     })
 }
 
@@ -156,9 +157,13 @@ mod tests {
     #[test]
     fn bad_schemas_say_why() {
         assert!(parse("{").is_err());
-        assert!(parse(r#"{"type":"NOPE"}"#).unwrap_err().contains("NOPE"));
+        assert!(parse(r#"{"type":"NOPE"}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("NOPE"));
         assert!(parse(r#"{"type":"ARRAY"}"#)
             .unwrap_err()
+            .to_string()
             .contains("valueSchema cannot be null."));
     }
 }

@@ -14,6 +14,7 @@ use super::files::{self, InputFile};
 use super::parse::Parser;
 use super::readers::{CsvRows, JsonValues, Lines, ReadError, Reader};
 use crate::connectors::{Props, SourceTask, SourceTaskContext, TaskError};
+use crate::data::DataError;
 use crate::data::{logical, Schema, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, Header, SourceRecord};
@@ -127,7 +128,7 @@ impl SpoolTask {
         &mut self,
         file: InputFile,
         context: &dyn SourceTaskContext,
-    ) -> Result<Result<Open, String>, TaskError> {
+    ) -> Result<Result<Open, DataError>, TaskError> {
         let config = self.config().clone();
         let partition: Map<String, Json> = [("fileName".to_string(), json!(file.name))]
             .into_iter()
@@ -140,7 +141,11 @@ impl SpoolTask {
             .filter(|_| !self.cleaned.remove(&file.name));
         let handle = match File::open(&file.path) {
             Ok(h) => h,
-            Err(e) => return Ok(Err(format!("Could not open {}: {e}", file.path.display()))),
+            Err(e) => {
+                return Ok(Err(
+                    format!("Could not open {}: {e}", file.path.display()).into()
+                ))
+            }
         };
         if let Err(e) = std::fs::write(file.processing_flag(&config.processing_extension), b"") {
             tracing::warn!(file = %file.path.display(), error = %e, "Could not create the processing flag.");
@@ -156,12 +161,12 @@ impl SpoolTask {
                 let csv = config.csv.as_ref().expect("CSV settings");
                 let mut rows = match CsvRows::new(handle, csv, config.charset, buffer) {
                     Ok(r) => r,
-                    Err(e) => return Ok(Err(line_message(&e))),
+                    Err(e) => return Ok(Err(line_message(&e).into())),
                 };
                 if csv.first_row_as_header {
                     match rows.header() {
                         Ok(h) => columns = h.unwrap_or_default(),
-                        Err(e) => return Ok(Err(line_message(&e))),
+                        Err(e) => return Ok(Err(line_message(&e).into())),
                     }
                 }
                 Box::new(rows)
@@ -230,7 +235,7 @@ impl SpoolTask {
         open: &Open,
         item: super::readers::Item,
         offset: i64,
-    ) -> Result<SourceRecord, String> {
+    ) -> Result<SourceRecord, DataError> {
         let config = self.config();
         let (key, value) = convert::key_and_value(
             config.format,
@@ -252,7 +257,7 @@ impl SpoolTask {
                     Value::Struct(s) => s.get(&field).and_then(Value::as_i64),
                     _ => None,
                 }
-                .ok_or_else(|| format!("The timestamp field '{field}' is null"))?
+                .ok_or_else(|| DataError(format!("The timestamp field '{field}' is null")))?
             }
         };
         let mut record = ConnectRecord::new(config.topic.clone(), value.0, value.1);

@@ -29,7 +29,7 @@ mod tests;
 mod text;
 mod value;
 
-use super::{config_bool, config_int, invalid_value, Codec, RecordCodec};
+use super::{config_bool, config_int, Codec, RecordCodec};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 use std::collections::BTreeMap;
 use text::{parse_json, write_json, Json};
@@ -83,11 +83,11 @@ impl JsonConverterConfig {
                 t if t.eq_ignore_ascii_case("BASE64") => DecimalFormat::Base64,
                 t if t.eq_ignore_ascii_case("NUMERIC") => DecimalFormat::Numeric,
                 _ => {
-                    return Err(invalid_value(
+                    return Err(DataError::new(crate::config::invalid_value(
                         "decimal.format",
                         raw,
                         "String must be one of (case insensitive): BASE64, NUMERIC",
-                    ))
+                    )))
                 }
             },
         };

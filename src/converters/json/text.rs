@@ -1,5 +1,6 @@
 //! The JSON text: a tree that keeps what Kafka's output depends on, and its reader and writer.
 
+use crate::data::DataError;
 use crate::data::{double_to_string, float_to_string};
 use std::collections::HashMap;
 
@@ -223,7 +224,7 @@ const MAX_DEPTH: usize = 1000;
 
 /// Parses one JSON value (RFC 8259, plus leading zeros in numbers as Kafka's deserializer allows).
 /// Empty or blank input is `Json::Missing`, as Jackson's `readTree` returns.
-pub(super) fn parse_json(bytes: &[u8]) -> Result<Json, String> {
+pub(super) fn parse_json(bytes: &[u8]) -> Result<Json, DataError> {
     let text =
         std::str::from_utf8(bytes).map_err(|e| format!("Invalid UTF-8 in JSON input: {e}"))?;
     let mut r = Reader {
@@ -238,7 +239,7 @@ pub(super) fn parse_json(bytes: &[u8]) -> Result<Json, String> {
     let v = r.value(0)?;
     r.skip_ws();
     if r.pos != r.s.len() {
-        return Err(r.error("unexpected content after the JSON value"));
+        return Err(r.error("unexpected content after the JSON value").into());
     }
     Ok(v)
 }
@@ -264,33 +265,33 @@ impl Reader<'_> {
         self.s.get(self.pos).copied()
     }
 
-    fn expect_literal(&mut self, lit: &str, v: Json) -> Result<Json, String> {
+    fn expect_literal(&mut self, lit: &str, v: Json) -> Result<Json, DataError> {
         if self.s[self.pos..].starts_with(lit.as_bytes()) {
             self.pos += lit.len();
             Ok(v)
         } else {
-            Err(self.error("unrecognized token"))
+            Err(self.error("unrecognized token").into())
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Json, String> {
+    fn value(&mut self, depth: usize) -> Result<Json, DataError> {
         if depth > MAX_DEPTH {
-            return Err(self.error("JSON nesting too deep"));
+            return Err(self.error("JSON nesting too deep").into());
         }
         self.skip_ws();
         match self.peek() {
-            None => Err(self.error("unexpected end of input")),
+            None => Err(self.error("unexpected end of input").into()),
             Some(b'{') => {
                 let mut entries = ObjectBuilder::default();
                 self.sequence(b'}', |r| {
                     r.skip_ws();
                     if r.peek() != Some(b'"') {
-                        return Err(r.error("expected a field name"));
+                        return Err(r.error("expected a field name").into());
                     }
                     let key = r.string()?;
                     r.skip_ws();
                     if r.peek() != Some(b':') {
-                        return Err(r.error("expected ':'"));
+                        return Err(r.error("expected ':'").into());
                     }
                     r.pos += 1;
                     let v = r.value(depth + 1)?;
@@ -312,7 +313,7 @@ impl Reader<'_> {
             Some(b'f') => self.expect_literal("false", Json::Bool(false)),
             Some(b'n') => self.expect_literal("null", Json::Null),
             Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(_) => Err(self.error("unexpected character")),
+            Some(_) => Err(self.error("unexpected character").into()),
         }
     }
 
@@ -321,8 +322,8 @@ impl Reader<'_> {
     fn sequence(
         &mut self,
         close: u8,
-        mut item: impl FnMut(&mut Self) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut item: impl FnMut(&mut Self) -> Result<(), DataError>,
+    ) -> Result<(), DataError> {
         self.pos += 1;
         self.skip_ws();
         if self.peek() == Some(close) {
@@ -338,12 +339,16 @@ impl Reader<'_> {
                     self.pos += 1;
                     return Ok(());
                 }
-                _ => return Err(self.error(&format!("expected ',' or '{}'", char::from(close)))),
+                _ => {
+                    return Err(self
+                        .error(&format!("expected ',' or '{}'", char::from(close)))
+                        .into())
+                }
             }
         }
     }
 
-    fn number(&mut self) -> Result<Json, String> {
+    fn number(&mut self) -> Result<Json, DataError> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -356,12 +361,12 @@ impl Reader<'_> {
             r.pos - s
         };
         if digits(self) == 0 {
-            return Err(self.error("invalid number"));
+            return Err(self.error("invalid number").into());
         }
         if self.peek() == Some(b'.') {
             self.pos += 1;
             if digits(self) == 0 {
-                return Err(self.error("invalid number"));
+                return Err(self.error("invalid number").into());
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
@@ -370,13 +375,13 @@ impl Reader<'_> {
                 self.pos += 1;
             }
             if digits(self) == 0 {
-                return Err(self.error("invalid number"));
+                return Err(self.error("invalid number").into());
             }
         }
         Ok(Json::Number(self.text[start..self.pos].to_string()))
     }
 
-    fn hex4(&mut self) -> Result<u32, String> {
+    fn hex4(&mut self) -> Result<u32, DataError> {
         let h = self
             .s
             .get(self.pos..self.pos + 4)
@@ -387,7 +392,7 @@ impl Reader<'_> {
         Ok(v)
     }
 
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, DataError> {
         self.pos += 1; // opening quote
         let mut out = String::new();
         loop {
@@ -400,7 +405,7 @@ impl Reader<'_> {
             }
             out.push_str(&self.text[start..self.pos]);
             match self.peek() {
-                None => return Err(self.error("unterminated string")),
+                None => return Err(self.error("unterminated string").into()),
                 Some(b'"') => {
                     self.pos += 1;
                     return Ok(out);
@@ -439,10 +444,14 @@ impl Reader<'_> {
                             };
                             out.push(c.unwrap_or('\u{FFFD}'));
                         }
-                        _ => return Err(self.error("unrecognized character escape")),
+                        _ => return Err(self.error("unrecognized character escape").into()),
                     }
                 }
-                Some(_) => return Err(self.error("illegal unquoted control character in string")),
+                Some(_) => {
+                    return Err(self
+                        .error("illegal unquoted control character in string")
+                        .into())
+                }
             }
         }
     }

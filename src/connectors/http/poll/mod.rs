@@ -82,7 +82,7 @@ fn check_url(template: &str) -> Result<(), String> {
         }
     }
     filled.push_str(rest);
-    let invalid = |why: String| format!("Invalid value {template} for configuration {URL}: {why}");
+    let invalid = |why: String| crate::config::invalid_value(URL, template, why);
     let url =
         reqwest::Url::parse(filled.trim()).map_err(|e| invalid(format!("not a URL ({e})")))?;
     match url.scheme() {
@@ -260,12 +260,8 @@ impl HttpSourceTask {
     fn configure(&mut self, config: &Props) -> Result<Offset, TaskError> {
         let c = parse_config(&HttpSource.config_def(), config)?;
         let text = |k: &str| c.get_string(k).unwrap_or_default();
-        let invalid = |k: &str, e: String| {
-            TaskError::fatal(format!(
-                "Invalid value {} for configuration {k}: {e}",
-                text(k)
-            ))
-        };
+        let invalid =
+            |k: &str, e: String| TaskError::fatal(crate::config::invalid_value(k, text(k), e));
         let basic = text(AUTH_TYPE)
             .eq_ignore_ascii_case("basic")
             .then(|| (text(AUTH_USER), text(AUTH_PASSWORD)));
@@ -399,7 +395,7 @@ impl SourceTask for HttpSourceTask {
             .parser
             .as_ref()
             .ok_or_else(|| TaskError::fatal("The task is not started"))?;
-        let mut records = parser.parse(&body).map_err(TaskError::fatal)?;
+        let mut records = parser.parse(&body).map_err(|e| TaskError::fatal(e.0))?;
         let total = records.len();
         parse::sort(&mut records, &self.order);
         let records = parse::unseen(records, &self.offset);

@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value as Json};
 
+use crate::data::DataError;
 use crate::data::{SchemaBuilder, SchemaRef, Struct, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, SourceRecord};
@@ -127,19 +128,22 @@ pub struct RecordParser {
 }
 
 /// The node at a JSON pointer, which must be there; `/` is the root.
-fn at<'a>(node: &'a Json, pointer: &str) -> Result<&'a Json, String> {
+fn at<'a>(node: &'a Json, pointer: &str) -> Result<&'a Json, DataError> {
     if pointer == "/" || pointer.is_empty() {
         return Ok(node);
     }
-    node.pointer(pointer)
-        .ok_or_else(|| format!("The response has no value at the JSON pointer {pointer}"))
+    node.pointer(pointer).ok_or_else(|| {
+        DataError(format!(
+            "The response has no value at the JSON pointer {pointer}"
+        ))
+    })
 }
 
 impl RecordParser {
     /// The records of a response body, in the response's order.
-    pub fn parse(&self, body: &[u8]) -> Result<Vec<SourceRecord>, String> {
+    pub fn parse(&self, body: &[u8]) -> Result<Vec<SourceRecord>, DataError> {
         let json: Json = serde_json::from_slice(body)
-            .map_err(|e| format!("The response is not valid JSON: {e}"))?;
+            .map_err(|e| DataError(format!("The response is not valid JSON: {e}")))?;
         let items: Vec<&Json> = match at(&json, &self.list)? {
             Json::Array(items) => items.iter().collect(),
             Json::Null => Vec::new(),
@@ -148,7 +152,7 @@ impl RecordParser {
         items.into_iter().map(|item| self.record(item)).collect()
     }
 
-    fn record(&self, item: &Json) -> Result<SourceRecord, String> {
+    fn record(&self, item: &Json) -> Result<SourceRecord, DataError> {
         let body = match at(item, &self.record)? {
             v @ Json::Object(_) => v.to_string(),
             v => text(v),
@@ -188,14 +192,16 @@ impl RecordParser {
 }
 
 /// A timestamp from the response: epoch milliseconds, or an ISO-8601 instant.
-pub fn parse_timestamp(text: &str) -> Result<i64, String> {
+pub fn parse_timestamp(text: &str) -> Result<i64, DataError> {
     let t = text.trim();
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return t.parse().map_err(|_| format!("Invalid timestamp {t}"));
+        return t
+            .parse()
+            .map_err(|_| DataError(format!("Invalid timestamp {t}")));
     }
     DateTime::parse_from_rfc3339(t)
         .map(|d| d.timestamp_millis())
-        .map_err(|e| format!("Invalid timestamp {t}: {e}"))
+        .map_err(|e| DataError(format!("Invalid timestamp {t}: {e}")))
 }
 
 /// An instant as Java's `Instant.toString` writes it.

@@ -150,7 +150,7 @@ fn present(parsed: &ParsedConfig, key: &str) -> Option<String> {
 fn invalid(key: &str, value: &str, why: &str) -> (String, String) {
     (
         key.to_string(),
-        format!("Invalid value {value} for configuration {key}: {why}"),
+        crate::config::invalid_value(key, value, why),
     )
 }
 
@@ -286,13 +286,20 @@ fn aiven_auth(parsed: &ParsedConfig, errors: &mut Vec<(String, String)>) -> Auth
     let must = |key: &str, what: &str| {
         (
             key.to_string(),
-            format!("Invalid value null for configuration {key}: Must be present when {what}"),
+            crate::config::invalid_value(key, "null", format_args!("Must be present when {what}")),
         )
     };
     match kind.as_str() {
         "none" => {
             if header.is_some() {
-                errors.push((HEADER.into(), format!("Invalid value [hidden] for configuration {HEADER}: Must not be present when {TYPE} != STATIC")));
+                errors.push((
+                    HEADER.into(),
+                    crate::config::invalid_value(
+                        HEADER,
+                        "[hidden]",
+                        format_args!("Must not be present when {TYPE} != STATIC"),
+                    ),
+                ));
             }
             Auth::None
         }

@@ -4,6 +4,7 @@
 use serde_json::Value as Json;
 
 use crate::converters::json::value_from_serde_json;
+use crate::data::DataError;
 use crate::data::{Schema, Value};
 use crate::model::now_ms;
 use crate::record::{ConnectRecord, SourceRecord};
@@ -61,7 +62,7 @@ pub fn parse(
     shape: BodyShape,
     topic: &str,
     keys: &KeySource,
-) -> Result<Vec<SourceRecord>, String> {
+) -> Result<Vec<SourceRecord>, DataError> {
     let timestamp = now_ms();
     let objects = match shape {
         BodyShape::Json => json_objects(body)?,
@@ -69,7 +70,7 @@ pub fn parse(
         BodyShape::Text | BodyShape::Bytes => {
             let (schema, value) = if shape == BodyShape::Text {
                 let text = std::str::from_utf8(body)
-                    .map_err(|e| format!("The body is not UTF-8 text: {e}"))?;
+                    .map_err(|e| DataError(format!("The body is not UTF-8 text: {e}")))?;
                 (Schema::string(), Value::String(text.to_string()))
             } else {
                 (Schema::bytes(), Value::Bytes(body.to_vec()))
@@ -87,7 +88,7 @@ pub fn parse(
                 None => keys.header_value.clone(),
             };
             let value = value_from_serde_json(&object)
-                .map_err(|e| format!("Record {i} cannot be read: {e}"))?;
+                .map_err(|e| DataError(format!("Record {i} cannot be read: {e}")))?;
             Ok(record(topic, key, None, value, timestamp))
         })
         .collect()
@@ -121,28 +122,30 @@ fn record(
     }
 }
 
-fn json_objects(body: &[u8]) -> Result<Vec<Json>, String> {
-    let parsed: Json =
-        serde_json::from_slice(body).map_err(|e| format!("The body is not valid JSON: {e}"))?;
+fn json_objects(body: &[u8]) -> Result<Vec<Json>, DataError> {
+    let parsed: Json = serde_json::from_slice(body)
+        .map_err(|e| DataError(format!("The body is not valid JSON: {e}")))?;
     match parsed {
         Json::Object(_) => Ok(vec![parsed]),
         Json::Array(items) => {
             if let Some(i) = items.iter().position(|item| !item.is_object()) {
                 return Err(format!(
                     "Element {i} of the JSON array is not an object; the array must hold objects only"
-                ));
+                ).into());
             }
             Ok(items)
         }
         other => Err(format!(
             "The body must be a JSON object or an array of objects, not {}",
             json_kind(&other)
-        )),
+        )
+        .into()),
     }
 }
 
-fn ndjson_objects(body: &[u8]) -> Result<Vec<Json>, String> {
-    let text = std::str::from_utf8(body).map_err(|e| format!("The body is not UTF-8 text: {e}"))?;
+fn ndjson_objects(body: &[u8]) -> Result<Vec<Json>, DataError> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| DataError(format!("The body is not UTF-8 text: {e}")))?;
     let mut objects = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -150,13 +153,14 @@ fn ndjson_objects(body: &[u8]) -> Result<Vec<Json>, String> {
             continue;
         }
         let parsed: Json = serde_json::from_str(line)
-            .map_err(|e| format!("Line {} is not valid JSON: {e}", n + 1))?;
+            .map_err(|e| DataError(format!("Line {} is not valid JSON: {e}", n + 1)))?;
         if !parsed.is_object() {
             return Err(format!(
                 "Line {} must be a JSON object, not {}",
                 n + 1,
                 json_kind(&parsed)
-            ));
+            )
+            .into());
         }
         objects.push(parsed);
     }
@@ -220,11 +224,17 @@ mod tests {
 
     #[test]
     fn bad_bodies_are_refused_whole() {
-        let e = parse(br#"[{"a":1}, 2]"#, BodyShape::Json, "t", &keys()).unwrap_err();
+        let e = parse(br#"[{"a":1}, 2]"#, BodyShape::Json, "t", &keys())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Element 1"), "{e}");
-        let e = parse(b"{\"a\":1}\n{oops", BodyShape::NdJson, "t", &keys()).unwrap_err();
+        let e = parse(b"{\"a\":1}\n{oops", BodyShape::NdJson, "t", &keys())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("Line 2"), "{e}");
-        let e = parse(b"42", BodyShape::Json, "t", &keys()).unwrap_err();
+        let e = parse(b"42", BodyShape::Json, "t", &keys())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("a number"), "{e}");
     }
 }

@@ -224,11 +224,8 @@ impl SourceTask for WebhookTask {
     fn start(&mut self, config: &Props, _context: &dyn SourceTaskContext) -> Result<(), TaskError> {
         let parsed = parse_config(&WebhookSource.config_def(), config)?;
         let listener = parsed.get_string(LISTENER).unwrap_or_default();
-        let (https, addr) = parse_listener(&listener).map_err(|e| {
-            TaskError::fatal(format!(
-                "Invalid value {listener} for configuration {LISTENER}: {e}"
-            ))
-        })?;
+        let (https, addr) = parse_listener(&listener)
+            .map_err(|e| TaskError::fatal(crate::config::invalid_value(LISTENER, &listener, e)))?;
         let tls = if https {
             let server = crate::security::tls::server_config(config, TLS_PREFIX).map_err(|e| {
                 TaskError::fatal(format!("The webhook's TLS settings are wrong: {e}"))

@@ -281,7 +281,7 @@ where
         .and_then(|v| v.to_str().ok());
     let records = match body::parse(&bytes, BodyShape::of(content_type), topic, &keys) {
         Ok(r) => r,
-        Err(message) => return answer(StatusCode::BAD_REQUEST, &message),
+        Err(message) => return answer(StatusCode::BAD_REQUEST, &message.0),
     };
     let count = records.len();
     if count == 0 {
