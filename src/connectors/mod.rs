@@ -159,6 +159,29 @@ pub trait ErrantRecordReporter {
     fn report(&mut self, record: &SinkRecord, message: &str) -> Result<(), TaskError>;
 }
 
+/// The reporter of a plain `put` (a runtime without Kafka's errant record reporter): a failed record
+/// fails the task with its message, followed by the record's place (`topic-partition@offset`) when
+/// `with_place`.
+#[derive(Debug, Clone, Copy)]
+pub struct FailOnReport {
+    /// Whether the message names the record's place.
+    pub with_place: bool,
+}
+
+impl ErrantRecordReporter for FailOnReport {
+    fn report(&mut self, record: &SinkRecord, message: &str) -> Result<(), TaskError> {
+        if !self.with_place {
+            return Err(TaskError::fatal(message));
+        }
+        Err(TaskError::Fatal(format!(
+            "{message} ({}-{}@{})",
+            record.record.topic,
+            record.record.kafka_partition.unwrap_or(-1),
+            record.kafka_offset
+        )))
+    }
+}
+
 /// What a sink task may tell the runtime while `put` runs (Kafka's `SinkTaskContext` with its errant
 /// record reporter): records that failed, and how far records are delivered.
 pub trait SinkTaskContext {

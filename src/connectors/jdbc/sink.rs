@@ -175,7 +175,10 @@ impl SinkTask for JdbcSinkTask {
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
-        self.put_reporting(records, &mut FailAll)
+        self.put_reporting(
+            records,
+            &mut crate::connectors::FailOnReport { with_place: false },
+        )
     }
 
     fn put_reporting(
@@ -201,15 +204,6 @@ impl SinkTask for JdbcSinkTask {
 
     fn stop(&mut self) {
         self.conn = None;
-    }
-}
-
-/// The reporter for a plain `put`: any failed record fails the task.
-struct FailAll;
-
-impl ErrantRecordReporter for FailAll {
-    fn report(&mut self, _record: &SinkRecord, message: &str) -> Result<(), TaskError> {
-        Err(TaskError::fatal(message))
     }
 }
 

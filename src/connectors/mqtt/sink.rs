@@ -19,9 +19,7 @@ use rumqttc::QoS;
 
 use super::client::{self, Connection, Event, Settings};
 use super::keys;
-use crate::connectors::{
-    ErrantRecordReporter, Props, ReporterContext, SinkTask, SinkTaskContext, TaskError,
-};
+use crate::connectors::{Props, ReporterContext, SinkTask, SinkTaskContext, TaskError};
 use crate::data::Value;
 use crate::record::SinkRecord;
 use crate::storage::TopicPartition;
@@ -297,13 +295,7 @@ impl SinkTask for MqttSinkTask {
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
-        struct FailAll;
-        impl ErrantRecordReporter for FailAll {
-            fn report(&mut self, _: &SinkRecord, message: &str) -> Result<(), TaskError> {
-                Err(TaskError::fatal(message))
-            }
-        }
-        let mut reporter = FailAll;
+        let mut reporter = crate::connectors::FailOnReport { with_place: false };
         self.put_in_context(records, &mut ReporterContext::new(&mut reporter, records))
     }
 

@@ -90,7 +90,10 @@ impl SinkTask for HttpSinkTask {
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
-        self.put_reporting(records, &mut Unreported)
+        self.put_reporting(
+            records,
+            &mut crate::connectors::FailOnReport { with_place: true },
+        )
     }
 
     fn put_reporting(
@@ -124,20 +127,6 @@ impl SinkTask for HttpSinkTask {
 
     fn stop(&mut self) {
         self.running = None;
-    }
-}
-
-/// The reporter of a plain `put`: every failed record fails the task.
-struct Unreported;
-
-impl ErrantRecordReporter for Unreported {
-    fn report(&mut self, record: &SinkRecord, message: &str) -> Result<(), TaskError> {
-        Err(TaskError::Fatal(format!(
-            "{message} ({}-{}@{})",
-            record.record.topic,
-            record.record.kafka_partition.unwrap_or(-1),
-            record.kafka_offset
-        )))
     }
 }
 
