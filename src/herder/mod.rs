@@ -34,6 +34,7 @@ use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props};
 use crate::error::ConnectError;
 use crate::herder::status::StatusBoard;
+use crate::metrics::Metrics;
 use crate::model::TargetState;
 use crate::plugins::{ConnectorInfoType, Plugins};
 use crate::storage::Store;
@@ -136,10 +137,16 @@ fn not_found(name: &str) -> ConnectError {
 }
 
 impl Herder {
-    /// A herder over a store; call [`Herder::start`] to run the stored connectors.
-    pub fn new(store: Store, config: Arc<WorkerConfig>, statuses: Arc<StatusBoard>) -> Arc<Self> {
+    /// A herder over a store, counting into `metrics`; call [`Herder::start`] to run the stored
+    /// connectors.
+    pub fn new(
+        store: Store,
+        metrics: Arc<Metrics>,
+        config: Arc<WorkerConfig>,
+        statuses: Arc<StatusBoard>,
+    ) -> Arc<Self> {
         Arc::new(Herder {
-            worker: Worker::new(store.clone(), config.clone(), statuses.clone()),
+            worker: Worker::new(store.clone(), metrics, config.clone(), statuses.clone()),
             plugins: Plugins::new(),
             store,
             statuses,
@@ -166,6 +173,11 @@ impl Herder {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The process's metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        self.worker.metrics()
     }
 
     /// What wakes readers of the topic log when records are appended.

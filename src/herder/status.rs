@@ -87,6 +87,8 @@ struct Entry {
 pub struct StatusBoard {
     worker_id: String,
     store: Store,
+    /// Counts connector start-ups.
+    metrics: Arc<crate::metrics::Metrics>,
     entries: Mutex<BTreeMap<String, Entry>>,
     /// Counts the changes to `entries` (bumped under its lock), so that an answer built from the board
     /// can be kept until the board changes.
@@ -94,11 +96,17 @@ pub struct StatusBoard {
 }
 
 impl StatusBoard {
-    /// An empty board for a worker known as `worker_id` (advertised host:port).
-    pub fn new(worker_id: String, store: Store) -> Arc<Self> {
+    /// An empty board for a worker known as `worker_id` (advertised host:port), counting connector
+    /// start-ups into `metrics`.
+    pub fn new(
+        worker_id: String,
+        store: Store,
+        metrics: Arc<crate::metrics::Metrics>,
+    ) -> Arc<Self> {
         Arc::new(StatusBoard {
             worker_id,
             store,
+            metrics,
             entries: Mutex::new(BTreeMap::new()),
             version: AtomicU64::new(0),
         })
@@ -138,7 +146,7 @@ impl StatusBoard {
             .record_connector_status(name, self.stored(&status));
         let mut entries = self.entries_mut();
         count_startup(
-            self.store.metrics(),
+            &self.metrics,
             entries.get(name).map(|e| e.connector.state),
             state,
         );

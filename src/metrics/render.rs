@@ -85,7 +85,7 @@ pub(super) struct StoreRow {
 /// Renders a scrape of the worker. Blocking (it reads `/proc` and file sizes): call it off the executor.
 pub fn render(herder: &Herder, format: Format) -> String {
     let store = herder.store();
-    let metrics = store.metrics().clone();
+    let metrics = herder.metrics().clone();
     let snapshot = Snapshot {
         now: Instant::now(),
         connectors: connectors(herder, &metrics),
@@ -492,13 +492,14 @@ mod tests {
             &[("storage.file", &file)],
         ))
         .unwrap();
-        let store = crate::open_store(&config).await.unwrap();
-        tokio::task::spawn_blocking(move || fill_the_wal(&store))
+        let metrics = Arc::new(Metrics::default());
+        let store = crate::open_store(&config, &metrics).await.unwrap();
+        tokio::task::spawn_blocking(move || fill_the_wal(&store, &metrics))
             .await
             .unwrap();
     }
 
-    fn fill_the_wal(store: &crate::storage::Store) {
+    fn fill_the_wal(store: &crate::storage::Store, metrics: &Metrics) {
         let before = store_row(store);
         assert!(before.file_bytes > 0);
         // SQLite checkpoints once the WAL passes 1,000 pages (4 MB): write well past that.
@@ -524,7 +525,7 @@ mod tests {
             "{before:?} {after:?}"
         );
         assert!(after.wal_bytes > 0, "{after:?}");
-        let log = store.metrics().log.snapshot();
+        let log = metrics.log.snapshot();
         let t = &log[&TopicPartition {
             topic: "t".into(),
             partition: 0,

@@ -458,7 +458,7 @@ where
     } else {
         format!("{path}?{query}")
     };
-    state.herder.store().metrics().rest.observe(
+    state.herder.metrics().rest.observe(
         method.as_str(),
         path,
         response.status().as_u16(),

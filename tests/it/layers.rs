@@ -59,11 +59,6 @@ fn layer_of_path(path: &str) -> Option<(u8, &str)> {
 /// Imports that still run up a layer: (the file or directory under `src/`, the module it reaches, why).
 const KNOWN: &[(&str, &str, &str)] = &[
     (
-        "storage/",
-        "metrics",
-        "storage hosts the process's metrics and builds the partition gauges",
-    ),
-    (
         "connectors/mod.rs",
         "config",
         "the connector contract takes ConfigDef and ConnectorType from config",
