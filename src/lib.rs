@@ -3,8 +3,8 @@
 //! # Layout
 //! - [`config`]: Java properties, Kafka's `ConfigDef` model, connector and worker configs.
 //! - [`storage`]: the SQLite file: migrations, the writer and reader threads, the topic log.
-//! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete; and
-//!   ([`herder::status`]) live connector and task statuses.
+//! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete.
+//! - [`status`]: the status board: live connector and task statuses, as the worker reports them.
 //! - [`worker`]: the task pool, the source and sink loops, converters on the way in and out.
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
@@ -38,6 +38,7 @@ pub mod plugins;
 pub mod record;
 pub mod rest;
 pub mod security;
+pub mod status;
 pub mod storage;
 #[cfg(test)]
 mod test_support;
@@ -56,9 +57,9 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
 use config::worker::{Listener, WorkerConfig};
-use herder::status::StatusBoard;
 use herder::Herder;
 use rest::ApiState;
+use status::StatusBoard;
 use storage::{Store, StoreOptions};
 
 /// Why the worker could not run.

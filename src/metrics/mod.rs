@@ -34,7 +34,7 @@ pub use routes::route_template;
 pub use stats::Sampled;
 pub use task::{ErrorCounters, Phase, SinkPosition, TaskMetrics, Throughput};
 
-use crate::herder::status::StatusBoard;
+use crate::status::{StartupCounter, StatusBoard};
 pub use crate::storage::PartitionStat;
 use crate::storage::{StoreObserver, TopicPartition};
 
@@ -400,6 +400,13 @@ impl StoreObserver for Metrics {
 
     fn committed(&self, seconds: f64) {
         self.storage.commit_seconds.observe(seconds);
+    }
+}
+
+/// The status board counts connector start-ups here.
+impl StartupCounter for Metrics {
+    fn connector_started(&self, ok: bool) {
+        Metrics::connector_started(self, ok);
     }
 }
 

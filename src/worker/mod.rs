@@ -26,9 +26,9 @@ pub use convert::{ConverterSetupError, Converters};
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
-use crate::herder::status::StatusBoard;
 use crate::metrics::Metrics;
 use crate::model::State;
+use crate::status::StatusBoard;
 use crate::storage::Store;
 
 /// What a task is started from: its connector (plugin, name, config) and its place among the
