@@ -7,8 +7,8 @@
 //!
 //! This file holds the herder, its construction and what its parts share; its methods are spread by
 //! concern: `views.rs` (read-only answers), `validation.rs` (config checks), `lifecycle.rs` (create,
-//! update, delete, pause, resume, stop), `restarts.rs`, `tasks.rs` (task generation and running), and
-//! `offsets.rs`, `expand.rs` and `startup.rs`.
+//! update, delete, pause, resume, stop), `restarts.rs`, `tasks.rs` (task generation and running),
+//! `offsets.rs`, `expand.rs` and `startup.rs`, and `scrape.rs` (what a metrics scrape reads).
 
 mod expand;
 mod lifecycle;
@@ -16,6 +16,7 @@ mod listeners;
 mod names;
 mod offsets;
 mod restarts;
+mod scrape;
 mod startup;
 mod tasks;
 mod validation;

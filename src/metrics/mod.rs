@@ -29,7 +29,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 
 pub use kafka::{CloseReason, KafkaMetrics};
-pub use render::{render, Format};
+pub use render::{render, Format, ScrapeSource};
 pub use routes::route_template;
 pub use stats::Sampled;
 pub use task::{ErrorCounters, Phase, SinkPosition, TaskMetrics, Throughput};

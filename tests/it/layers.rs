@@ -85,7 +85,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "security",
         "the webhook source serves its own listener with the REST layer's TLS and auth",
     ),
-    ("metrics/", "herder", "a scrape reads the herder"),
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
