@@ -3,8 +3,8 @@
 //! # Layout
 //! - [`config`]: Java properties, Kafka's `ConfigDef` model, connector and worker configs.
 //! - [`storage`]: the SQLite file: migrations, the writer and reader threads, the topic log.
-//! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete; and
-//!   ([`herder::status`]) live connector and task statuses.
+//! - [`herder`]: the control plane: create, reconfigure, pause, resume, stop, restart, delete.
+//! - [`status`]: the status board: live connector and task statuses, as the worker reports them.
 //! - [`worker`]: the task pool, the source and sink loops, converters on the way in and out.
 //! - [`connectors`]: the connector plugin contract and the built-in connectors.
 //! - [`data`] and [`converters`]: Kafka Connect's data model and its converters.
@@ -38,6 +38,7 @@ pub mod plugins;
 pub mod record;
 pub mod rest;
 pub mod security;
+pub mod status;
 pub mod storage;
 #[cfg(test)]
 mod test_support;
@@ -56,9 +57,9 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
 use config::worker::{Listener, WorkerConfig};
-use herder::status::StatusBoard;
 use herder::Herder;
 use rest::ApiState;
+use status::StatusBoard;
 use storage::{Store, StoreOptions};
 
 /// Why the worker could not run.
@@ -179,20 +180,27 @@ async fn bind_one(listener: &Listener) -> Result<TcpListener, RunError> {
         .map_err(|source| RunError::Bind { address, source })
 }
 
-/// Opens the database named by the worker config (blocking work runs off the executor).
+/// Opens the database named by the worker config (blocking work runs off the executor), reporting its
+/// appends and commits to `metrics`.
 ///
 /// # Errors
 /// See [`Store::open`].
-pub async fn open_store(config: &WorkerConfig) -> Result<Store, RunError> {
+pub async fn open_store(
+    config: &WorkerConfig,
+    metrics: &Arc<metrics::Metrics>,
+) -> Result<Store, RunError> {
     let options = StoreOptions {
         path: config.storage_file.clone(),
         synchronous: config.storage_synchronous,
         max_bytes: config.storage_max_bytes,
         buffer: config.log_buffer,
     };
-    Ok(tokio::task::spawn_blocking(move || Store::open(&options))
-        .await
-        .map_err(|e| RunError::OpenPanicked(e.to_string()))??)
+    let observer: Arc<dyn storage::StoreObserver> = metrics.clone();
+    Ok(
+        tokio::task::spawn_blocking(move || Store::open_observed(&options, observer))
+            .await
+            .map_err(|e| RunError::OpenPanicked(e.to_string()))??,
+    )
 }
 
 fn worker_id(config: &WorkerConfig, bound: SocketAddr) -> String {
@@ -216,6 +224,8 @@ pub struct Prepared {
     #[cfg(feature = "kafka-listener")]
     kafka: kafka::KafkaPrepared,
     store: Store,
+    /// The process's metrics, created with the store.
+    metrics: Arc<metrics::Metrics>,
     startup: Vec<StartupConnector>,
 }
 
@@ -257,7 +267,8 @@ pub async fn prepare(
     #[cfg(feature = "kafka-listener")]
     let kafka = kafka::KafkaPrepared::new(&config).map_err(RunError::Config)?;
     herder::check_startup_connectors(&plugins::Plugins::new(), &startup)?;
-    let store = open_store(&config).await?;
+    let metrics = Arc::new(metrics::Metrics::default());
+    let store = open_store(&config, &metrics).await?;
     Ok(Prepared {
         config,
         security,
@@ -266,6 +277,7 @@ pub async fn prepare(
         #[cfg(feature = "kafka-listener")]
         kafka,
         store,
+        metrics,
         startup,
     })
 }
@@ -304,9 +316,18 @@ pub async fn serve(
             address: "listener".into(),
             source,
         })?;
-    let statuses = StatusBoard::new(worker_id(&worker.config, bound), worker.store.clone());
-    worker.store.metrics().attach_statuses(&statuses);
-    let herder = Herder::new(worker.store.clone(), worker.config.clone(), statuses);
+    let statuses = StatusBoard::new(
+        worker_id(&worker.config, bound),
+        worker.store.clone(),
+        worker.metrics.clone(),
+    );
+    worker.metrics.attach_statuses(&statuses);
+    let herder = Herder::new(
+        worker.store.clone(),
+        worker.metrics.clone(),
+        worker.config.clone(),
+        statuses,
+    );
     herder.set_worker_listeners(listeners.bound_addresses());
     let (stop, stop_rx) = watch::channel(false);
     let kafka_sockets = std::mem::take(&mut listeners.kafka);
@@ -317,6 +338,7 @@ pub async fn serve(
     servers.extend(worker.kafka.start(
         &worker.config,
         &worker.store,
+        &worker.metrics,
         herder.log_signal(),
         kafka_sockets,
         &stop_rx,
@@ -327,7 +349,11 @@ pub async fn serve(
     let mut running = Running {
         servers,
         retention: None,
-        log_stats: tokio::spawn(metrics::refresh_loop(worker.store.clone(), stop_rx.clone())),
+        log_stats: tokio::spawn(metrics::refresh_loop(
+            worker.store.clone(),
+            worker.metrics.clone(),
+            stop_rx.clone(),
+        )),
         stop,
         herder,
         store: worker.store.clone(),

@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
-use super::status::ConnectorStatusView;
 use super::{Entry, Herder};
 use crate::connectors::Props;
 use crate::plugins::ConnectorInfoType;
+use crate::status::ConnectorStatusView;
 
 /// What `expand` asks for, in the order the answer shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

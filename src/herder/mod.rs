@@ -7,8 +7,8 @@
 //!
 //! This file holds the herder, its construction and what its parts share; its methods are spread by
 //! concern: `views.rs` (read-only answers), `validation.rs` (config checks), `lifecycle.rs` (create,
-//! update, delete, pause, resume, stop), `restarts.rs`, `tasks.rs` (task generation and running), and
-//! `offsets.rs`, `expand.rs` and `startup.rs`.
+//! update, delete, pause, resume, stop), `restarts.rs`, `tasks.rs` (task generation and running),
+//! `offsets.rs`, `expand.rs` and `startup.rs`, and `scrape.rs` (what a metrics scrape reads).
 
 mod expand;
 mod lifecycle;
@@ -16,8 +16,8 @@ mod listeners;
 mod names;
 mod offsets;
 mod restarts;
+mod scrape;
 mod startup;
-pub mod status;
 mod tasks;
 mod validation;
 mod views;
@@ -33,9 +33,10 @@ use crate::config::connector::{invalid_config_message, ConnectorType};
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props};
 use crate::error::ConnectError;
-use crate::herder::status::StatusBoard;
+use crate::metrics::Metrics;
 use crate::model::TargetState;
 use crate::plugins::{ConnectorInfoType, Plugins};
+use crate::status::StatusBoard;
 use crate::storage::Store;
 use crate::worker::Worker;
 
@@ -136,10 +137,16 @@ fn not_found(name: &str) -> ConnectError {
 }
 
 impl Herder {
-    /// A herder over a store; call [`Herder::start`] to run the stored connectors.
-    pub fn new(store: Store, config: Arc<WorkerConfig>, statuses: Arc<StatusBoard>) -> Arc<Self> {
+    /// A herder over a store, counting into `metrics`; call [`Herder::start`] to run the stored
+    /// connectors.
+    pub fn new(
+        store: Store,
+        metrics: Arc<Metrics>,
+        config: Arc<WorkerConfig>,
+        statuses: Arc<StatusBoard>,
+    ) -> Arc<Self> {
         Arc::new(Herder {
-            worker: Worker::new(store.clone(), config.clone(), statuses.clone()),
+            worker: Worker::new(store.clone(), metrics, config.clone(), statuses.clone()),
             plugins: Plugins::new(),
             store,
             statuses,
@@ -166,6 +173,11 @@ impl Herder {
     /// The store.
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The process's metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        self.worker.metrics()
     }
 
     /// What wakes readers of the topic log when records are appended.

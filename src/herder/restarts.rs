@@ -1,9 +1,9 @@
 //! Restarting connectors and tasks, with KIP-745's `includeTasks` and `onlyFailed`.
 
-use super::status::ConnectorStatusView;
 use super::{not_found, Herder};
 use crate::error::ConnectError;
 use crate::model::{State, TargetState};
+use crate::status::ConnectorStatusView;
 use crate::worker::{Mode, TaskSpec};
 
 impl Herder {

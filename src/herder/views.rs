@@ -1,10 +1,10 @@
 //! The herder's read-only answers: connector lists, infos, configs, task configs, statuses and active
 //! topics. None takes the change lock: they read the in-memory mirror and the status board.
 
-use super::status::{ConnectorStatusView, TaskStateView};
 use super::{not_found, ConnectorInfo, ConnectorTaskId, Entry, Herder, TaskInfo};
 use crate::connectors::Props;
 use crate::error::ConnectError;
+use crate::status::{ConnectorStatusView, TaskStateView};
 
 impl Herder {
     /// Names of all connectors, sorted.

@@ -77,11 +77,13 @@ impl KafkaPrepared {
     }
 
     /// Serves every bound Kafka listener, logging its address; returns their tasks. Produced records go
-    /// to `store`'s topic log; `signal` wakes fetches waiting for them.
+    /// to `store`'s topic log; `signal` wakes fetches waiting for them; the listeners count into
+    /// `metrics`.
     pub fn start(
         &self,
         config: &WorkerConfig,
         store: &Store,
+        metrics: &Arc<crate::metrics::Metrics>,
         signal: &Arc<LogSignal>,
         sockets: Vec<TcpListener>,
         stop: &watch::Receiver<bool>,
@@ -116,7 +118,7 @@ impl KafkaPrepared {
         let store = store.clone();
         let broker = Arc::new(dispatch::Broker {
             groups: Arc::new(groups::Groups::new(store.clone(), first)),
-            metrics: store.metrics().clone(),
+            metrics: metrics.clone(),
             store,
             signal: signal.clone(),
             settings: settings.clone(),

@@ -29,13 +29,14 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 
 pub use kafka::{CloseReason, KafkaMetrics};
-pub use render::{render, Format};
+pub use render::{render, Format, ScrapeSource};
 pub use routes::route_template;
 pub use stats::Sampled;
 pub use task::{ErrorCounters, Phase, SinkPosition, TaskMetrics, Throughput};
 
-use crate::herder::status::StatusBoard;
-use crate::storage::TopicPartition;
+use crate::status::{StartupCounter, StatusBoard};
+pub use crate::storage::PartitionStat;
+use crate::storage::{StoreObserver, TopicPartition};
 
 /// How often the per-partition log statistics are read again from the database.
 pub const LOG_STATS_INTERVAL: Duration = Duration::from_secs(15);
@@ -51,19 +52,6 @@ pub struct WorkerCounters {
     pub task_startup_success: AtomicU64,
     /// Tasks that failed to start.
     pub task_startup_failure: AtomicU64,
-}
-
-/// What the log holds in one partition.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct PartitionStat {
-    /// The first offset held (the end offset when empty).
-    pub start: i64,
-    /// The offset the next record gets.
-    pub end: i64,
-    /// How many records it holds.
-    pub records: u64,
-    /// Their bytes (key, value and headers, as `retention.bytes` counts them).
-    pub bytes: u64,
 }
 
 /// Per topic partition statistics of the log: end offsets are current (every append moves them), the rest
@@ -275,7 +263,8 @@ impl ConnectorPlugin {
     }
 }
 
-/// Every metric of one worker. The store owns it, so every part of the worker reaches it.
+/// Every metric of one worker. Whoever opens the store creates it (`lib.rs`) and gives it to the store as
+/// its [`StoreObserver`], and to the worker, the herder and the listeners.
 #[derive(Debug)]
 pub struct Metrics {
     tasks: RwLock<BTreeMap<(String, u32), Arc<TaskMetrics>>>,
@@ -399,15 +388,39 @@ impl Metrics {
     }
 }
 
+/// The store reports appends to the log statistics and times its group commits here.
+impl StoreObserver for Metrics {
+    fn appended_run(&self, topic: &str, partition: i32, end: i64, records: u64, bytes: u64) {
+        self.log.appended_run(topic, partition, end, records, bytes);
+    }
+
+    fn log_bytes(&self) -> u64 {
+        self.log.snapshot().values().map(|s| s.bytes).sum()
+    }
+
+    fn committed(&self, seconds: f64) {
+        self.storage.commit_seconds.observe(seconds);
+    }
+}
+
+/// The status board counts connector start-ups here.
+impl StartupCounter for Metrics {
+    fn connector_started(&self, ok: bool) {
+        Metrics::connector_started(self, ok);
+    }
+}
+
 /// Adds one to `success` or to `failure`.
 fn count(ok: bool, success: &AtomicU64, failure: &AtomicU64) {
     let counter = if ok { success } else { failure };
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Refreshes the per-partition log statistics now, then every [`LOG_STATS_INTERVAL`], until `stop`.
+/// Refreshes the per-partition log statistics of `metrics` from `store` now, then every
+/// [`LOG_STATS_INTERVAL`], until `stop`.
 pub async fn refresh_loop(
     store: crate::storage::Store,
+    metrics: Arc<Metrics>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let mut tick = tokio::time::interval(LOG_STATS_INTERVAL);
@@ -416,7 +429,7 @@ pub async fn refresh_loop(
         tokio::select! {
             _ = tick.tick() => {
                 match store.partition_stats().await {
-                    Ok(fresh) => store.metrics().log.refreshed(fresh),
+                    Ok(fresh) => metrics.log.refreshed(fresh),
                     Err(error) => tracing::debug!(%error, "Could not read the log statistics."),
                 }
             }

@@ -15,9 +15,23 @@ use prometheus_client::registry::Registry;
 use super::task::{TaskMetrics, Throughput};
 use super::Sampled;
 use super::{process, ConnectorPlugin, Metrics, PartitionStat};
-use crate::herder::Herder;
 use crate::model::State;
-use crate::storage::TopicPartition;
+use crate::storage::{Store, TopicPartition};
+
+/// What a scrape reads of the worker besides the metrics' own state: the store's files, and the plugin a
+/// connector's config names. The herder gives it; a scrape reads the statuses from the status board the
+/// metrics are attached to.
+pub trait ScrapeSource {
+    /// The process's metrics.
+    fn metrics(&self) -> &Arc<Metrics>;
+
+    /// The store, for its file sizes and the log's fill.
+    fn store(&self) -> &Store;
+
+    /// The plugin a connector's config names, for a connector none of whose tasks has started; `None`
+    /// for a connector that is gone.
+    fn configured_plugin(&self, connector: &str) -> Option<ConnectorPlugin>;
+}
 
 /// The exposition format of a scrape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,13 +96,14 @@ pub(super) struct StoreRow {
     pub(super) dropped: u64,
 }
 
-/// Renders a scrape of the worker. Blocking (it reads `/proc` and file sizes): call it off the executor.
-pub fn render(herder: &Herder, format: Format) -> String {
-    let store = herder.store();
-    let metrics = store.metrics().clone();
+/// Renders a scrape of the worker `source` describes. Blocking (it reads `/proc` and file sizes): call it
+/// off the executor.
+pub fn render(source: &dyn ScrapeSource, format: Format) -> String {
+    let store = source.store();
+    let metrics = source.metrics().clone();
     let snapshot = Snapshot {
         now: Instant::now(),
-        connectors: connectors(herder, &metrics),
+        connectors: connectors(source, &metrics),
         tasks: metrics
             .tasks()
             .into_iter()
@@ -131,7 +146,7 @@ pub fn render(herder: &Herder, format: Format) -> String {
     out
 }
 
-fn connectors(herder: &Herder, metrics: &Metrics) -> Vec<ConnectorRow> {
+fn connectors(source: &dyn ScrapeSource, metrics: &Metrics) -> Vec<ConnectorRow> {
     let Some(statuses) = metrics.statuses() else {
         return Vec::new();
     };
@@ -142,7 +157,7 @@ fn connectors(herder: &Herder, metrics: &Metrics) -> Vec<ConnectorRow> {
             // Read from the config only for a connector none of whose tasks has started.
             let plugin = match metrics.plugin_of(&name) {
                 Some(p) => p,
-                None => configured_plugin(herder, &name)?,
+                None => source.configured_plugin(&name)?,
             };
             Some(ConnectorRow {
                 name,
@@ -154,23 +169,6 @@ fn connectors(herder: &Herder, metrics: &Metrics) -> Vec<ConnectorRow> {
             })
         })
         .collect()
-}
-
-/// The plugin a connector's config names; None for a connector that is gone.
-fn configured_plugin(herder: &Herder, name: &str) -> Option<ConnectorPlugin> {
-    let config = herder.connector_config(name).ok()?;
-    let class = config
-        .get(crate::config::keys::CONNECTOR_CLASS)
-        .cloned()
-        .unwrap_or_default();
-    Some(match herder.plugins().connector(&class) {
-        Ok(p) => ConnectorPlugin::of(p.as_ref()),
-        Err(_) => ConnectorPlugin {
-            class,
-            kind: "unknown",
-            version: String::new(),
-        },
-    })
 }
 
 /// The first 32 bytes of a WAL file hold its header; bytes 12 to 15 are the checkpoint sequence number,
@@ -186,7 +184,7 @@ fn wal_checkpoints(wal: &std::path::Path) -> u64 {
     }
 }
 
-fn store_row(store: &crate::storage::Store) -> StoreRow {
+fn store_row(store: &Store) -> StoreRow {
     let path = store.path();
     let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let mut wal = path.as_os_str().to_owned();
@@ -492,13 +490,14 @@ mod tests {
             &[("storage.file", &file)],
         ))
         .unwrap();
-        let store = crate::open_store(&config).await.unwrap();
-        tokio::task::spawn_blocking(move || fill_the_wal(&store))
+        let metrics = Arc::new(Metrics::default());
+        let store = crate::open_store(&config, &metrics).await.unwrap();
+        tokio::task::spawn_blocking(move || fill_the_wal(&store, &metrics))
             .await
             .unwrap();
     }
 
-    fn fill_the_wal(store: &crate::storage::Store) {
+    fn fill_the_wal(store: &crate::storage::Store, metrics: &Metrics) {
         let before = store_row(store);
         assert!(before.file_bytes > 0);
         // SQLite checkpoints once the WAL passes 1,000 pages (4 MB): write well past that.
@@ -524,7 +523,7 @@ mod tests {
             "{before:?} {after:?}"
         );
         assert!(after.wal_bytes > 0, "{after:?}");
-        let log = store.metrics().log.snapshot();
+        let log = metrics.log.snapshot();
         let t = &log[&TopicPartition {
             topic: "t".into(),
             partition: 0,

@@ -310,7 +310,7 @@ async fn metrics(state: &ApiState, req: &Request<'_>) -> Result {
     only(req.method, &[Method::GET])?;
     let format = crate::metrics::Format::from_accept(req.header("accept"));
     let herder = state.herder.clone();
-    let body = tokio::task::spawn_blocking(move || crate::metrics::render(&herder, format))
+    let body = tokio::task::spawn_blocking(move || crate::metrics::render(herder.as_ref(), format))
         .await
         .map_err(|e| Reply::error(500, format!("Rendering the metrics failed: {e}")))?;
     Ok(Reply::text(200, format.content_type(), body))
@@ -458,7 +458,7 @@ where
     } else {
         format!("{path}?{query}")
     };
-    state.herder.store().metrics().rest.observe(
+    state.herder.metrics().rest.observe(
         method.as_str(),
         path,
         response.status().as_u16(),

@@ -31,20 +31,21 @@ impl Store {
 
     /// Hands a batch to the writer and returns at once; [`PendingAppend::wait`] gives what
     /// [`Store::try_append_blocking`] would have. As soon as the outcome is known, on the writer thread,
-    /// the log statistics count the records and `committed` is called with whether the batch was
-    /// stored (to count it and wake readers of the log without waiting for the caller).
+    /// the store's [`StoreObserver`](super::StoreObserver) hears of each run of records stored, and
+    /// `committed` is called with whether the batch was stored (to count it and wake readers of the log
+    /// without waiting for the caller).
     pub fn start_append(
         &self,
         batch: AppendBatch,
         committed: impl FnOnce(bool) + Send + 'static,
     ) -> Result<PendingAppend, StorageError> {
         let sizes: Vec<u64> = batch.records.iter().map(log::record_bytes).collect();
-        let metrics = self.inner.metrics.clone();
+        let observer = self.inner.observer.clone();
         let committed = move |result: &Result<Placement, StorageError>| match result {
             Ok(Ok((placed, batch))) => {
                 for run in placed {
                     let bytes = sizes[run.first..run.first + run.len].iter().sum();
-                    metrics.log.appended_run(
+                    observer.appended_run(
                         &batch.records[run.first].topic,
                         run.partition,
                         run.offset + run.len as i64,

@@ -15,7 +15,7 @@ use std::thread;
 use rusqlite::Connection;
 
 use super::lock::StoreLock;
-use super::StorageError;
+use super::{StorageError, StoreObserver};
 
 /// Called after the group's transaction has ended, with the commit's error if it failed.
 type Reply = Box<dyn FnOnce(Option<&StorageError>) + Send>;
@@ -36,12 +36,10 @@ pub(crate) struct DbThread {
     jobs: mpsc::Sender<Msg>,
 }
 
-/// What the writer reports: how long each group commit took (in seconds), and whether the last write
-/// failed for want of room (set on a disk-full failure, cleared by the next group that commits in full).
-type CommitTimes = Option<(
-    prometheus_client::metrics::histogram::Histogram,
-    Arc<std::sync::atomic::AtomicBool>,
-)>;
+/// What the writer reports: how long each group commit took (to the store's observer), and whether the
+/// last write failed for want of room (set on a disk-full failure, cleared by the next group that commits
+/// in full).
+type CommitTimes = Option<(Arc<dyn StoreObserver>, Arc<std::sync::atomic::AtomicBool>)>;
 
 /// What a database thread receives.
 enum Msg {
@@ -54,12 +52,12 @@ enum Msg {
 }
 
 impl DbThread {
-    /// Starts the writer thread: every batch of waiting jobs runs in one IMMEDIATE transaction. The thread
-    /// holds `lock` until its connection is closed.
+    /// Starts the writer thread: every batch of waiting jobs runs in one IMMEDIATE transaction, timed to
+    /// `commits`. The thread holds `lock` until its connection is closed.
     pub(crate) fn writer(
         conn: Connection,
         lock: Arc<StoreLock>,
-        commits: prometheus_client::metrics::histogram::Histogram,
+        commits: Arc<dyn StoreObserver>,
         full: Arc<std::sync::atomic::AtomicBool>,
     ) -> Self {
         Self::spawn("liteconnect-db-writer", conn, lock, Some((commits, full)))
@@ -252,7 +250,7 @@ fn serve(conn: Connection, lock: Arc<StoreLock>, rx: mpsc::Receiver<Msg>, writer
         // small writes (statuses fit in what a truncated write-ahead log frees; records may not).
         let now = out_of_room || (was && !has_room(&conn));
         full.store(now, std::sync::atomic::Ordering::Relaxed);
-        commits.observe(started.elapsed().as_secs_f64());
+        commits.committed(started.elapsed().as_secs_f64());
     }
     drop(conn);
     // After the connection: closing a descriptor of the database file drops this process's SQLite locks.

@@ -17,6 +17,19 @@ pub struct TopicPartition {
     pub partition: i32,
 }
 
+/// What the log holds in one partition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartitionStat {
+    /// The first offset held (the end offset when empty).
+    pub start: i64,
+    /// The offset the next record gets.
+    pub end: i64,
+    /// How many records it holds.
+    pub records: u64,
+    /// Their bytes (key, value and headers, as `retention.bytes` counts them).
+    pub bytes: u64,
+}
+
 /// A record on its way into the log.
 #[derive(Clone, Debug, Default)]
 pub struct ProducedRecord {
@@ -427,7 +440,7 @@ pub(super) fn log_bytes(conn: &Connection) -> Result<u64, StorageError> {
 /// held and their bytes, in one pass over the log.
 pub(super) fn partition_stats(
     conn: &Connection,
-) -> Result<Vec<(TopicPartition, crate::metrics::PartitionStat)>, StorageError> {
+) -> Result<Vec<(TopicPartition, PartitionStat)>, StorageError> {
     let mut stmt = conn.prepare_cached(
         "SELECT t.name, p.partition, p.next_offset, s.start, COALESCE(s.n, 0), COALESCE(s.bytes, 0)
          FROM partitions p JOIN topics t ON t.id = p.topic_id
@@ -445,7 +458,7 @@ pub(super) fn partition_stats(
                 topic: r.get(0)?,
                 partition: r.get(1)?,
             },
-            crate::metrics::PartitionStat {
+            PartitionStat {
                 start: r.get::<_, Option<i64>>(3)?.unwrap_or(end),
                 end,
                 records: r.get::<_, i64>(4)?.max(0) as u64,

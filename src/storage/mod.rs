@@ -23,7 +23,7 @@ use rusqlite::{Connection, OpenFlags};
 use serde_json::Value as Json;
 
 pub use append::{Appended, PendingAppend};
-pub use log::{AppendBatch, LogRecord, ProducedRecord, TopicPartition};
+pub use log::{AppendBatch, LogRecord, PartitionStat, ProducedRecord, TopicPartition};
 pub use queries::{StoredConnector, StoredStatus};
 pub use topics::{LogReader, PartitionOffsets, PartitionSummary};
 
@@ -156,6 +156,36 @@ pub struct StoreOptions {
     pub buffer: Option<BufferCap>,
 }
 
+/// What hears of the store's work as it commits: each run of records appended to the log, and how long
+/// each group commit took. Whoever opens the store gives it one ([`Store::open_observed`]); the worker
+/// gives its metrics. Calls come from the writer thread, so they must be quick and must not block.
+pub trait StoreObserver: Send + Sync + std::fmt::Debug {
+    /// A committed run of `records` records (`bytes` bytes) appended to one partition, ending before
+    /// offset `end`.
+    fn appended_run(&self, topic: &str, partition: i32, end: i64, records: u64, bytes: u64);
+
+    /// The bytes the log holds as last known, when the store has not counted them itself (read for
+    /// [`Store::buffer_fill_ratio`]).
+    fn log_bytes(&self) -> u64;
+
+    /// A group commit took `seconds`, from `BEGIN` to the end of `COMMIT`.
+    fn committed(&self, seconds: f64);
+}
+
+/// The observer of a store opened without one: it hears nothing and knows no bytes.
+#[derive(Debug)]
+struct Unobserved;
+
+impl StoreObserver for Unobserved {
+    fn appended_run(&self, _: &str, _: i32, _: i64, _: u64, _: u64) {}
+
+    fn log_bytes(&self) -> u64 {
+        0
+    }
+
+    fn committed(&self, _: f64) {}
+}
+
 /// A handle to the database. Clones share the same threads.
 #[derive(Clone, Debug)]
 pub struct Store {
@@ -178,8 +208,8 @@ struct Inner {
     log_bytes: Arc<Mutex<Option<u64>>>,
     /// Records deleted by `drop_oldest` since the store was opened.
     dropped: Arc<AtomicU64>,
-    /// The worker's metrics.
-    metrics: Arc<crate::metrics::Metrics>,
+    /// What hears of appends and commits.
+    observer: Arc<dyn StoreObserver>,
     /// Whether the last write failed for want of room (the disk, or `storage.max.bytes`).
     out_of_room: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -192,6 +222,18 @@ impl Store {
     /// [`StorageError::Locked`] when another worker holds the file, [`StorageError::Incompatible`] when the file
     /// is not a liteconnect database or was written by a newer version (the file is not modified then).
     pub fn open(options: &StoreOptions) -> Result<Store, StorageError> {
+        Self::open_observed(options, Arc::new(Unobserved))
+    }
+
+    /// Like [`Store::open`], with `observer` hearing of every append and group commit (the worker's
+    /// metrics).
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_observed(
+        options: &StoreOptions,
+        observer: Arc<dyn StoreObserver>,
+    ) -> Result<Store, StorageError> {
         let path = &options.path;
         if let Some(parent) = path.parent() {
             if !parent.as_os_str().is_empty() {
@@ -218,15 +260,9 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         reader.busy_timeout(std::time::Duration::from_secs(5))?;
-        let metrics = Arc::new(crate::metrics::Metrics::default());
         let out_of_room = Arc::new(std::sync::atomic::AtomicBool::new(false));
         Ok(Store {
-            writer: DbThread::writer(
-                conn,
-                lock.clone(),
-                metrics.storage.commit_seconds.clone(),
-                out_of_room.clone(),
-            ),
+            writer: DbThread::writer(conn, lock.clone(), observer.clone(), out_of_room.clone()),
             reader: DbThread::reader(reader, lock.clone()),
             inner: Arc::new(Inner {
                 path: path.clone(),
@@ -236,39 +272,26 @@ impl Store {
                 buffer: options.buffer,
                 log_bytes: Arc::new(Mutex::new(None)),
                 dropped: Arc::new(AtomicU64::new(0)),
-                metrics,
+                observer,
                 out_of_room,
             }),
         })
-    }
-
-    /// The worker's metrics.
-    pub fn metrics(&self) -> &Arc<crate::metrics::Metrics> {
-        &self.inner.metrics
     }
 
     /// Per topic partition: the first offset held, the end offset, the records and their bytes (one
     /// pass over the log, on the reader thread).
     pub async fn partition_stats(
         &self,
-    ) -> Result<Vec<(TopicPartition, crate::metrics::PartitionStat)>, StorageError> {
+    ) -> Result<Vec<(TopicPartition, PartitionStat)>, StorageError> {
         self.reader.call(log::partition_stats).await
     }
 
     /// How full the log is against `log.buffer.max.bytes`, when there is a cap: from the size the
-    /// appends keep, or the last log statistics when that is not known.
+    /// appends keep, or what the observer last knew (the log statistics) when that is not known.
     pub fn buffer_fill_ratio(&self) -> Option<f64> {
         let cap = self.inner.buffer?;
         let known = *self.inner.log_bytes.lock().expect("log bytes lock");
-        let bytes = known.unwrap_or_else(|| {
-            self.inner
-                .metrics
-                .log
-                .snapshot()
-                .values()
-                .map(|s| s.bytes)
-                .sum()
-        });
+        let bytes = known.unwrap_or_else(|| self.inner.observer.log_bytes());
         Some(bytes as f64 / cap.max_bytes.max(1) as f64)
     }
 

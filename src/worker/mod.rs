@@ -26,8 +26,9 @@ pub use convert::{ConverterSetupError, Converters};
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
-use crate::herder::status::StatusBoard;
+use crate::metrics::Metrics;
 use crate::model::State;
+use crate::status::StatusBoard;
 use crate::storage::Store;
 
 /// What a task is started from: its connector (plugin, name, config) and its place among the
@@ -214,6 +215,8 @@ struct RunningTask {
 #[derive(Debug)]
 pub struct Worker {
     store: Store,
+    /// The process's metrics: task start-ups and each task's own.
+    metrics: Arc<Metrics>,
     config: Arc<WorkerConfig>,
     statuses: Arc<StatusBoard>,
     log_signal: Arc<LogSignal>,
@@ -244,9 +247,15 @@ pub fn trace_of(stage: &str, error: &TaskError) -> String {
 
 impl Worker {
     /// A worker with no tasks.
-    pub fn new(store: Store, config: Arc<WorkerConfig>, statuses: Arc<StatusBoard>) -> Self {
+    pub fn new(
+        store: Store,
+        metrics: Arc<Metrics>,
+        config: Arc<WorkerConfig>,
+        statuses: Arc<StatusBoard>,
+    ) -> Self {
         Worker {
             store,
+            metrics,
             config,
             statuses,
             log_signal: Arc::new(LogSignal::default()),
@@ -265,6 +274,11 @@ impl Worker {
     /// The worker config.
     pub fn config(&self) -> &Arc<WorkerConfig> {
         &self.config
+    }
+
+    /// The process's metrics.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
     }
 
     /// Starts one task in the given mode (RUN or PAUSE) on the task pool. A task with the same id must not be running.
@@ -304,15 +318,12 @@ impl Worker {
                     State::Failed,
                     Some(trace_of("Worker.startTask", &error)),
                 );
-                self.store.metrics().task_started(false);
+                self.metrics.task_started(false);
                 return;
             }
         };
         let is_sink = plugin.connector_type() == crate::config::connector::ConnectorType::Sink;
-        let metrics = self
-            .store
-            .metrics()
-            .start_task(connector, task, plugin.as_ref());
+        let metrics = self.metrics.start_task(connector, task, plugin.as_ref());
         let runtime = TaskRuntime {
             connector: connector.to_string(),
             task,
@@ -337,7 +348,7 @@ impl Worker {
             problem: std::sync::Mutex::new(None),
             files: self.files.clone(),
         };
-        self.store.metrics().task_started(true);
+        self.metrics.task_started(true);
         self.pool
             .submit(job::Job::new(runtime, plugin.clone(), done_tx));
     }
@@ -428,7 +439,7 @@ impl Worker {
             if tokio::time::timeout_at(deadline, t.done).await.is_err() {
                 tracing::warn!(%connector, task, timeout_ms = timeout.as_millis() as u64, "Task did not stop in time; abandoning it.");
             }
-            self.store.metrics().remove_task(&connector, task);
+            self.metrics.remove_task(&connector, task);
         }
     }
 }
@@ -544,8 +555,12 @@ mod tests {
             "org.apache.kafka.connect.storage.StringConverter".to_string(),
         );
         let config = Arc::new(WorkerConfig::from_props(props).unwrap());
-        let statuses = StatusBoard::new("w:1".into(), store.clone());
-        (Worker::new(store, config, statuses.clone()), statuses)
+        let metrics = Arc::new(Metrics::default());
+        let statuses = StatusBoard::new("w:1".into(), store.clone(), metrics.clone());
+        (
+            Worker::new(store, metrics, config, statuses.clone()),
+            statuses,
+        )
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -32,7 +32,8 @@ fn s(v: &str) -> StrBytes {
 async fn open(dir: &Path) -> Store {
     let file = dir.join("groups.db").display().to_string();
     let config = WorkerConfig::from_props(props(&[("storage.file", &file)])).unwrap();
-    crate::open_store(&config).await.unwrap()
+    let metrics = Arc::new(crate::metrics::Metrics::default());
+    crate::open_store(&config, &metrics).await.unwrap()
 }
 
 fn coordinator(store: Store) -> Arc<Groups> {

@@ -3,6 +3,9 @@
 //! The board is the source of truth while the worker runs (reads never touch SQLite); every change is also
 //! written to the database in the background so the last known statuses and traces survive a restart.
 //! Each task run has a generation: reports from a task thread that has since been replaced are ignored.
+//!
+//! The board sits below the worker, which reports to it, and the metrics, which read it; the herder
+//! forces states on it. It counts connector start-ups through [`StartupCounter`] (the worker metrics).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -65,9 +68,15 @@ pub struct ConnectorStatusView {
 /// A connector's name and state with its tasks' ids and states.
 pub type StatusRow = (String, State, Vec<(u32, State)>);
 
+/// What counts the connector start-ups the board sees: the worker metrics.
+pub trait StartupCounter: Send + Sync + std::fmt::Debug {
+    /// Counts a connector that started (`ok`) or failed to start.
+    fn connector_started(&self, ok: bool);
+}
+
 /// Counts a connector start-up for the worker metrics: a connector that comes to run (or to be paused,
 /// which starts it too) from any other state started; one that comes to fail failed to start.
-fn count_startup(metrics: &crate::metrics::Metrics, before: Option<State>, after: State) {
+fn count_startup(metrics: &dyn StartupCounter, before: Option<State>, after: State) {
     let started = |s: Option<State>| matches!(s, Some(State::Running | State::Paused));
     if started(Some(after)) && !started(before) {
         metrics.connector_started(true);
@@ -87,6 +96,8 @@ struct Entry {
 pub struct StatusBoard {
     worker_id: String,
     store: Store,
+    /// Counts connector start-ups.
+    metrics: Arc<dyn StartupCounter>,
     entries: Mutex<BTreeMap<String, Entry>>,
     /// Counts the changes to `entries` (bumped under its lock), so that an answer built from the board
     /// can be kept until the board changes.
@@ -94,11 +105,13 @@ pub struct StatusBoard {
 }
 
 impl StatusBoard {
-    /// An empty board for a worker known as `worker_id` (advertised host:port).
-    pub fn new(worker_id: String, store: Store) -> Arc<Self> {
+    /// An empty board for a worker known as `worker_id` (advertised host:port), counting connector
+    /// start-ups into `metrics`.
+    pub fn new(worker_id: String, store: Store, metrics: Arc<dyn StartupCounter>) -> Arc<Self> {
         Arc::new(StatusBoard {
             worker_id,
             store,
+            metrics,
             entries: Mutex::new(BTreeMap::new()),
             version: AtomicU64::new(0),
         })
@@ -138,7 +151,7 @@ impl StatusBoard {
             .record_connector_status(name, self.stored(&status));
         let mut entries = self.entries_mut();
         count_startup(
-            self.store.metrics(),
+            self.metrics.as_ref(),
             entries.get(name).map(|e| e.connector.state),
             state,
         );
