@@ -3,6 +3,7 @@
 //! ([`resolve`], spec §8.3). REST, validation, the herder, the worker and the CLI all go through it.
 
 mod desc;
+mod factory;
 pub mod features;
 mod resolve;
 mod table;
@@ -21,6 +22,7 @@ pub use desc::{
     simple_name, Factory, MakeConverter, MakeHeaderConverter, MakePredicate, MakeTransform,
     PluginDesc, PluginKind,
 };
+pub use factory::{new_converter, new_header_converter};
 pub use resolve::ResolveError;
 
 /// One row of `GET /connector-plugins`.
