@@ -74,11 +74,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "the worker config checks converter classes against the plugin table",
     ),
     (
-        "transforms/registry.rs",
-        "plugins",
-        "the transforms' registry is a second view of the plugin table",
-    ),
-    (
         "connectors/http/webhook/",
         "security",
         "the webhook source serves its own listener with the REST layer's TLS and auth",
