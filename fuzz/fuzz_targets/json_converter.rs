@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
     for schemas in ["true", "false"] {
         let mut config = BTreeMap::new();
         config.insert("schemas.enable".to_string(), schemas.to_string());
-        let converter = liteconnect::converters::new_converter(
+        let converter = liteconnect::plugins::new_converter(
             "org.apache.kafka.connect.json.JsonConverter",
             &config,
             false,

@@ -1,20 +1,17 @@
 //! One installed plugin: its class, kind, version, config definition and constructor (Kafka's
 //! `PluginDesc`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use crate::config::def::ConfigDef;
-use crate::connectors::{ConnectorPlugin, ConnectorType};
+use crate::connectors::{ConnectorPlugin, ConnectorType, Props};
 use crate::converters::{Converter, HeaderConverter};
 use crate::data::DataError;
 use crate::transforms::{Predicate, Transformation};
 
-/// A plugin's own config keys (prefix stripped).
-pub type Props = BTreeMap<String, String>;
 /// Builds a configured converter.
 pub type MakeConverter = fn(&Props) -> Result<Arc<dyn Converter>, DataError>;
 /// Builds a configured header converter.

@@ -3,9 +3,11 @@
 //! ([`resolve`], spec §8.3). REST, validation, the herder, the worker and the CLI all go through it.
 
 mod desc;
+mod factory;
 pub mod features;
 mod resolve;
 mod table;
+mod transformations;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -21,6 +23,7 @@ pub use desc::{
     simple_name, Factory, MakeConverter, MakeHeaderConverter, MakePredicate, MakeTransform,
     PluginDesc, PluginKind,
 };
+pub use factory::{new_converter, new_header_converter};
 pub use resolve::ResolveError;
 
 /// One row of `GET /connector-plugins`.
@@ -231,22 +234,18 @@ fn def_of(kind: PluginKind, name: &str) -> Option<ConfigDef> {
     resolve(&[kind], name).ok().map(PluginDesc::config_def)
 }
 
-fn classes_of(kind: PluginKind) -> Vec<String> {
-    of_kind(kind).iter().map(|r| r.class.to_owned()).collect()
-}
-
 impl PluginLookup for Plugins {
     fn transformation_def(&self, class: &str) -> Option<ConfigDef> {
-        def_of(PluginKind::Transformation, class)
+        transformations::transformation_def(class)
     }
     fn predicate_def(&self, class: &str) -> Option<ConfigDef> {
-        def_of(PluginKind::Predicate, class)
+        transformations::predicate_def(class)
     }
     fn transformation_classes(&self) -> Vec<String> {
-        classes_of(PluginKind::Transformation)
+        transformations::transformation_classes()
     }
     fn predicate_classes(&self) -> Vec<String> {
-        classes_of(PluginKind::Predicate)
+        transformations::predicate_classes()
     }
     /// Transformation and predicate aliases show as the class they stand for, as in Kafka;
     /// other names stay as given.

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind, Props};
+use super::desc::{Factory, MakeTransform, PluginDesc, PluginKind};
 use crate::config::def::ConfigDef;
 use crate::config::ConfigError;
 use crate::connectors::file::{FileStreamSink, FileStreamSource};
@@ -16,6 +16,7 @@ use crate::connectors::spooldir::{
     SpoolDirSchemaLessJsonSource,
 };
 use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
+use crate::connectors::Props;
 use crate::converters::{
     bytes, defs, header, json, number, string, Converter, HeaderConverter, KAFKA_VERSION,
 };

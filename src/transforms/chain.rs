@@ -3,12 +3,38 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    configure_predicate, configure_transformation, java_list, resolve_predicate,
-    resolve_transformation, Predicate, RecordContext, Transformation,
-};
+use super::{java_list, Predicate, RecordContext, Transformation};
 use crate::config::ConfigError;
+use crate::connectors::Props;
 use crate::record::ConnectRecord;
+
+/// The transformations and predicates a chain may name, found by Kafka's class names and aliases: the
+/// plugin table (`plugins::Plugins`) implements it, as it implements validation's `PluginLookup`.
+pub trait TransformLookup {
+    /// The full class name of a transformation given by full name or alias; `None` when it names
+    /// none (or, for an ambiguous alias, more than one).
+    fn resolve_transformation(&self, class_or_alias: &str) -> Option<&'static str>;
+    /// The full class name of a predicate given by full name or alias.
+    fn resolve_predicate(&self, class_or_alias: &str) -> Option<&'static str>;
+    /// Configures a transformation from its own keys (no `transforms.<alias>.` prefix).
+    ///
+    /// # Errors
+    /// `Class <c> could not be found.` for an unknown class, else the transformation's message.
+    fn configure_transformation(
+        &self,
+        class_or_alias: &str,
+        props: &Props,
+    ) -> Result<Box<dyn Transformation>, ConfigError>;
+    /// Configures a predicate from its own keys (no `predicates.<alias>.` prefix).
+    ///
+    /// # Errors
+    /// `Class <c> could not be found.` for an unknown class, else the predicate's message.
+    fn configure_predicate(
+        &self,
+        class_or_alias: &str,
+        props: &Props,
+    ) -> Result<Box<dyn Predicate>, ConfigError>;
+}
 
 /// A failure inside the chain: which transformation failed and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -89,20 +115,23 @@ fn type_of<'a>(
 
 impl TransformChain {
     /// Builds the chain a connector config describes, configuring every transformation and
-    /// every listed predicate.
+    /// every listed predicate with the classes `lookup` knows.
     ///
     /// # Errors
     /// The first problem found, naming the key (`transforms.a.type`) or the alias and class
     /// (`Transformation 'a' (org.apache...RegexRouter): Missing required configuration "regex"
     /// which has no default value.`).
-    pub fn from_config(config: &BTreeMap<String, String>) -> Result<TransformChain, ConfigError> {
+    pub fn from_config(
+        config: &BTreeMap<String, String>,
+        lookup: &dyn TransformLookup,
+    ) -> Result<TransformChain, ConfigError> {
         let transform_aliases = alias_list(config, crate::config::keys::TRANSFORMS)?;
         let predicate_aliases = alias_list(config, crate::config::keys::PREDICATES)?;
 
         let mut predicates: Vec<(String, Box<dyn Predicate>)> = Vec::new();
         for alias in &predicate_aliases {
             let given = type_of(config, crate::config::keys::PREDICATES, alias)?;
-            let class = resolve_predicate(given).ok_or_else(|| {
+            let class = lookup.resolve_predicate(given).ok_or_else(|| {
                 crate::config::invalid_value(
                     format_args!("predicates.{alias}.type"),
                     given,
@@ -110,7 +139,8 @@ impl TransformChain {
                 )
             })?;
             let props = with_prefix(config, &format!("predicates.{alias}."));
-            let predicate = configure_predicate(class, &props)
+            let predicate = lookup
+                .configure_predicate(class, &props)
                 .map_err(|e| format!("Predicate '{alias}' ({class}): {e}"))?;
             predicates.push((alias.clone(), predicate));
         }
@@ -118,7 +148,7 @@ impl TransformChain {
         let mut stages = Vec::new();
         for alias in &transform_aliases {
             let given = type_of(config, crate::config::keys::TRANSFORMS, alias)?;
-            let class = resolve_transformation(given).ok_or_else(|| {
+            let class = lookup.resolve_transformation(given).ok_or_else(|| {
                 crate::config::invalid_value(
                     format_args!("transforms.{alias}.type"),
                     given,
@@ -149,7 +179,8 @@ impl TransformChain {
                     .into())
                 }
             };
-            let transformation = configure_transformation(class, &props)
+            let transformation = lookup
+                .configure_transformation(class, &props)
                 .map_err(|e| format!("Transformation '{alias}' ({class}): {e}"))?;
             let predicate = match predicate_alias {
                 None => None,
@@ -282,7 +313,7 @@ mod tests {
     use crate::record::Header;
 
     fn chain(pairs: &[(&str, &str)]) -> Result<TransformChain, ConfigError> {
-        TransformChain::from_config(&props(pairs))
+        TransformChain::from_config(&props(pairs), &crate::plugins::Plugins)
     }
 
     #[test]
@@ -394,9 +425,11 @@ mod tests {
             err.to_string(),
             "Only Map objects supported in absence of schema for [field extraction], found: java.lang.Integer"
         );
-        assert!(TransformChain::from_config(&BTreeMap::new())
-            .unwrap()
-            .is_empty());
+        assert!(
+            TransformChain::from_config(&BTreeMap::new(), &crate::plugins::Plugins)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -2,13 +2,11 @@
 //! `org.apache.kafka.connect.transforms`, with Kafka's class names, config keys, defaults,
 //! validators and error messages, as pure synchronous code over [`ConnectRecord`]s.
 //!
-//! * [`transformation_classes`], [`transformation_def`], [`resolve_transformation`] and their
-//!   predicate twins are the plugin registry the config validation and `GET /connector-plugins`
-//!   use; names resolve by full class name, simple class name, or simple name without the
-//!   `Transformation`/`Predicate` suffix when that is unambiguous (Kafka's alias rules), so the
-//!   `$Key`/`$Value` variants need their full names.
 //! * [`TransformChain`] is a connector's chain, built from its `transforms` and `predicates`
-//!   keys and applied record by record.
+//!   keys and applied record by record. It finds the classes through a [`TransformLookup`], which
+//!   the plugin table implements (`plugins/transformations.rs`): names resolve by full class name,
+//!   simple class name, or simple name without the `Transformation`/`Predicate` suffix when that
+//!   is unambiguous (Kafka's alias rules), so the `$Key`/`$Value` variants need their full names.
 //!
 //! Each transformation works on schema'd data (a [`Struct`] with its schema) and on schemaless
 //! data (a map with string keys) as Kafka's does. Differences from Kafka that users can see:
@@ -35,7 +33,6 @@ pub mod value_to_key;
 
 mod chain;
 mod java_regex;
-mod registry;
 mod require;
 mod support;
 
@@ -45,12 +42,8 @@ use crate::data::DataError;
 use crate::data::{SchemaRef, Value};
 use crate::record::ConnectRecord;
 
-pub use chain::{Step, StepSeen, TransformChain, TransformError};
+pub use chain::{Step, StepSeen, TransformChain, TransformError, TransformLookup};
 pub use java_regex::JavaRegex;
-pub use registry::{
-    configure_predicate, configure_transformation, predicate_classes, predicate_def,
-    resolve_predicate, resolve_transformation, transformation_classes, transformation_def,
-};
 pub(crate) use require::*;
 pub(crate) use support::{copy_struct, rebind_struct, Input, SideTransformation};
 

@@ -81,7 +81,7 @@ pub fn prepare(config: &Props, worker: &WorkerConfig) -> Result<Prepared, TryErr
     let kind = plugin.connector_type();
     let converters = Converters::for_plugin(plugin.as_ref(), config, worker)
         .map_err(|e| TryError::Config(vec![e.to_string()]))?;
-    let chain = TransformChain::from_config(config)
+    let chain = TransformChain::from_config(config, &plugins)
         .map_err(|e| TryError::Config(vec![format!("transforms: {e}")]))?;
     Ok(Prepared {
         name: config

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{Props, TaskError};
 
-use crate::converters::{self, Converter, HeaderConverter};
+use crate::converters::{Converter, HeaderConverter};
 use crate::data::DataError;
+use crate::plugins::{new_converter, new_header_converter};
 use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
 use crate::storage::{LogRecord, ProducedRecord};
 
@@ -183,11 +184,11 @@ impl Converters {
             class: class.to_string(),
             cause,
         };
-        let key = converters::new_converter(&key_class, &key_props, true)
+        let key = new_converter(&key_class, &key_props, true)
             .map_err(|e| failed("key", &key_class, e))?;
-        let value = converters::new_converter(&value_class, &value_props, false)
+        let value = new_converter(&value_class, &value_props, false)
             .map_err(|e| failed("value", &value_class, e))?;
-        let header = converters::new_header_converter(&header_class, &header_props)
+        let header = new_header_converter(&header_class, &header_props)
             .map_err(|e| failed("header", &header_class, e))?;
         Ok(Converters {
             key,

@@ -363,9 +363,12 @@ impl Worker {
         Converters::for_plugin(plugin.as_ref(), connector_config, &self.config)
             .map_err(|e| e.to_string())
             .and_then(|c| {
-                crate::transforms::TransformChain::from_config(connector_config)
-                    .map(|t| (c, t))
-                    .map_err(String::from)
+                crate::transforms::TransformChain::from_config(
+                    connector_config,
+                    &crate::plugins::Plugins,
+                )
+                .map(|t| (c, t))
+                .map_err(String::from)
             })
     }
 

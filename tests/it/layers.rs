@@ -71,16 +71,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "the worker config checks converter classes against the plugin table",
     ),
     (
-        "converters/mod.rs",
-        "plugins",
-        "the converters' factory looks classes up in the plugin table",
-    ),
-    (
-        "transforms/registry.rs",
-        "plugins",
-        "the transforms' registry is a second view of the plugin table",
-    ),
-    (
         "connectors/http/webhook/",
         "security",
         "the webhook source serves its own listener with the REST layer's TLS and auth",

@@ -1,22 +1,23 @@
-//! The transformations and predicates as the plugin table ([`crate::plugins`]) knows them: their
-//! class names, definitions and constructors, found by Kafka's alias rules.
+//! The transformations and predicates as the plugin table knows them: their class names,
+//! definitions and constructors, found by Kafka's alias rules. [`Plugins`] is the
+//! [`TransformLookup`] a connector's transformation chain is built with.
 
-use super::{Predicate, Transformation};
+use super::{Factory, PluginDesc, PluginKind, Plugins};
 use crate::config::def::ConfigDef;
 use crate::config::ConfigError;
 use crate::connectors::Props;
-use crate::plugins::{self, Factory, PluginDesc, PluginKind};
+use crate::transforms::{Predicate, TransformLookup, Transformation};
 
 fn transformation(name: &str) -> Option<&'static PluginDesc> {
-    plugins::resolve(&[PluginKind::Transformation], name).ok()
+    super::resolve(&[PluginKind::Transformation], name).ok()
 }
 
 fn predicate(name: &str) -> Option<&'static PluginDesc> {
-    plugins::resolve(&[PluginKind::Predicate], name).ok()
+    super::resolve(&[PluginKind::Predicate], name).ok()
 }
 
 fn classes(kind: PluginKind) -> Vec<String> {
-    plugins::of_kind(kind)
+    super::of_kind(kind)
         .iter()
         .map(|r| r.class.to_string())
         .collect()
@@ -100,6 +101,29 @@ fn configure<T>(
     match found.and_then(|r| make(&r.factory)) {
         Some(make) => make(props),
         None => Err(format!("Class {class_or_alias} could not be found.").into()),
+    }
+}
+
+impl TransformLookup for Plugins {
+    fn resolve_transformation(&self, class_or_alias: &str) -> Option<&'static str> {
+        resolve_transformation(class_or_alias)
+    }
+    fn resolve_predicate(&self, class_or_alias: &str) -> Option<&'static str> {
+        resolve_predicate(class_or_alias)
+    }
+    fn configure_transformation(
+        &self,
+        class_or_alias: &str,
+        props: &Props,
+    ) -> Result<Box<dyn Transformation>, ConfigError> {
+        configure_transformation(class_or_alias, props)
+    }
+    fn configure_predicate(
+        &self,
+        class_or_alias: &str,
+        props: &Props,
+    ) -> Result<Box<dyn Predicate>, ConfigError> {
+        configure_predicate(class_or_alias, props)
     }
 }
 
