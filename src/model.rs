@@ -118,6 +118,25 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Whether a connector produces records into Kafka or consumes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConnectorType {
+    /// A source connector.
+    Source,
+    /// A sink connector.
+    Sink,
+}
+
+impl ConnectorType {
+    /// The lower-case name used on the wire (`"source"`, `"sink"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnectorType::Source => "source",
+            ConnectorType::Sink => "sink",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -250,13 +250,11 @@ impl WorkerConfig {
         let kafka = kafka::parse(&parsed).map_err(WorkerConfigError::Listener)?;
         #[cfg(not(feature = "kafka-listener"))]
         if !kafka.listeners.is_empty() {
-            return Err(WorkerConfigError::Listener(
-                crate::plugins::features::missing_feature_for_key(
-                    kafka::KAFKA_LISTENERS,
-                    "kafka-listener",
-                    "the Kafka-protocol listener",
-                ),
-            ));
+            return Err(WorkerConfigError::Listener(missing_feature_for_key(
+                kafka::KAFKA_LISTENERS,
+                "kafka-listener",
+                "the Kafka-protocol listener",
+            )));
         }
         Ok(WorkerConfig {
             listeners: listeners_v,
@@ -334,6 +332,14 @@ impl WorkerConfig {
             _ => &self.header_converter,
         }
     }
+}
+
+/// The sentence for a worker key that needs a feature this build was made without.
+#[cfg(not(feature = "kafka-listener"))]
+fn missing_feature_for_key(key: &str, feature: &str, what: &str) -> String {
+    format!(
+        "The configuration {key} needs {what}, but this build of liteconnect was made without the `{feature}` feature: remove {key} or build with `--features {feature}`."
+    )
 }
 
 #[cfg(test)]

@@ -24,24 +24,7 @@ use crate::config::def::ConfigDef;
 use crate::record::{SinkRecord, SourceRecord};
 use crate::storage::TopicPartition;
 
-/// Whether a connector produces records into Kafka or consumes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ConnectorType {
-    /// A source connector.
-    Source,
-    /// A sink connector.
-    Sink,
-}
-
-impl ConnectorType {
-    /// The lower-case name used on the wire (`"source"`, `"sink"`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ConnectorType::Source => "source",
-            ConnectorType::Sink => "sink",
-        }
-    }
-}
+pub use crate::model::ConnectorType;
 
 /// A connector or task config: Kafka's flat string map.
 pub type Props = BTreeMap<String, String>;

@@ -69,13 +69,6 @@ pub fn missing_feature_sentence(name: &str) -> Option<String> {
     ))
 }
 
-/// The sentence for a worker key that needs a feature this build was made without.
-pub fn missing_feature_for_key(key: &str, feature: &str, what: &str) -> String {
-    format!(
-        "The configuration {key} needs {what}, but this build of liteconnect was made without the `{feature}` feature: remove {key} or build with `--features {feature}`."
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

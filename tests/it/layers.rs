@@ -66,11 +66,6 @@ const KNOWN: &[(&str, &str, &str)] = &[
         "the connector contract takes ConfigDef and ConnectorType from config",
     ),
     (
-        "config/worker.rs",
-        "plugins",
-        "the worker config checks converter classes against the plugin table",
-    ),
-    (
         "connectors/http/webhook/",
         "security",
         "the webhook source serves its own listener with the REST layer's TLS and auth",

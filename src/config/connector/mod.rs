@@ -24,7 +24,7 @@ pub use validate::{
     PluginLookup,
 };
 
-pub use crate::connectors::ConnectorType;
+pub use crate::model::ConnectorType;
 
 /// Kafka's message for a key supplied as JSON `null`.
 pub const NULL_VALUE_MESSAGE: &str = "Null value can not be supplied as the configuration value.";
