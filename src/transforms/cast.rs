@@ -1,5 +1,6 @@
 //! `Cast$Key` / `Cast$Value`: casts fields, or the whole key or value, to another primitive type.
 
+use super::support::WithSchema;
 use base64::Engine as _;
 use std::collections::BTreeMap;
 
@@ -266,11 +267,7 @@ impl SideTransformation for Cast {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema {
         let updated_schema = self.build_schema(schema)?;
         if let Some(t) = self.spec.whole {
             let v = cast_value(Some(schema), op.value, t)?;

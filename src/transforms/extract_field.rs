@@ -1,7 +1,8 @@
 //! `ExtractField$Key` / `ExtractField$Value`: replaces the key or value with one of its fields,
 //! with KIP-821's `field.syntax.version=V2` dotted paths into nested structs and maps.
 
-use std::collections::BTreeMap;
+use super::support::WithSchema;
+use crate::connectors::Props;
 
 use super::{
     key, map_get, parse_config, replace_null_with_default, replace_null_with_default_key,
@@ -202,10 +203,7 @@ impl ExtractField {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<ExtractField, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<ExtractField, ConfigError> {
         let config = parse_config(&ExtractField::config_def(), props)?;
         let original_path = config.get_string("field").unwrap_or_default();
         let v2 = config
@@ -234,11 +232,7 @@ impl SideTransformation for ExtractField {
         }
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema {
         let s = require_struct_or_null(op.value, PURPOSE)?;
         let field = self
             .path
@@ -315,7 +309,7 @@ mod tests {
             "Only Struct objects supported for [field extraction], found: java.lang.String"
         );
         assert_eq!(
-            ExtractField::configure(Side::Value, &BTreeMap::new()).unwrap_err(),
+            ExtractField::configure(Side::Value, &Props::new()).unwrap_err(),
             "Missing required configuration \"field\" which has no default value."
         );
         assert_eq!(

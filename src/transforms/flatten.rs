@@ -1,6 +1,7 @@
 //! `Flatten$Key` / `Flatten$Value`: flattens nested structs or maps into one level, joining
 //! field names with a delimiter.
 
+use super::support::WithSchema;
 use std::collections::BTreeMap;
 
 use super::{
@@ -189,11 +190,7 @@ impl SideTransformation for Flatten {
         Ok(Value::Map(out))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema {
         let s = require_struct_or_null(op.value, PURPOSE)?;
         let updated = self.flat_schema(schema)?;
         let mut out = Struct::new(updated.clone());

@@ -1,7 +1,8 @@
 //! The header transformations: `DropHeaders`, `InsertHeader` and `HeaderFrom$Key` /
 //! `HeaderFrom$Value`.
 
-use std::collections::{BTreeMap, HashSet};
+use crate::connectors::Props;
+use std::collections::HashSet;
 
 use super::{
     copy_schema_basics, field_value, map_get, map_remove, parse_config, rebind_struct,
@@ -33,7 +34,7 @@ impl DropHeaders {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<DropHeaders, ConfigError> {
+    pub fn configure(props: &Props) -> Result<DropHeaders, ConfigError> {
         let config = parse_config(&DropHeaders::config_def(), props)?;
         Ok(DropHeaders {
             headers: config.get_list("headers").into_iter().collect(),
@@ -82,7 +83,7 @@ impl InsertHeader {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<InsertHeader, ConfigError> {
+    pub fn configure(props: &Props) -> Result<InsertHeader, ConfigError> {
         let config = parse_config(&InsertHeader::config_def(), props)?;
         let literal = values::parse_string(&config.get_string("value.literal").unwrap_or_default());
         Ok(InsertHeader {
@@ -147,10 +148,7 @@ impl HeaderFrom {
     /// # Errors
     /// Kafka's `ConfigException` messages, e.g.
     /// `'fields' config must have the same number of elements as 'headers' config.`.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<HeaderFrom, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<HeaderFrom, ConfigError> {
         let config = parse_config(&HeaderFrom::config_def(), props)?;
         let fields = config.get_list("fields");
         let headers = config.get_list("headers");
@@ -276,7 +274,7 @@ mod tests {
             "Invalid value [] for configuration headers: Empty list"
         );
         assert_eq!(
-            DropHeaders::configure(&BTreeMap::new()).unwrap_err(),
+            DropHeaders::configure(&Props::new()).unwrap_err(),
             "Missing required configuration \"headers\" which has no default value."
         );
     }

@@ -1,7 +1,8 @@
 //! `HoistField$Key` / `HoistField$Value`: wraps the key or value in a struct (or, schemaless, a
 //! map) under one field name.
 
-use std::collections::BTreeMap;
+use super::support::WithSchema;
+use crate::connectors::Props;
 
 use super::{parse_config, put, required_string, Input, Side, SideTransformation};
 use crate::config::def::{ConfigDef, Importance};
@@ -30,10 +31,7 @@ impl HoistField {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<HoistField, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<HoistField, ConfigError> {
         let config = parse_config(&HoistField::config_def(), props)?;
         Ok(HoistField {
             side,
@@ -56,11 +54,7 @@ impl SideTransformation for HoistField {
         )]))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema {
         let updated = SchemaBuilder::struct_()
             .field(self.field.clone(), schema.clone())
             .build();
@@ -113,7 +107,7 @@ mod tests {
             "Invalid value: null used for required field: \"k\", schema type: INT64"
         );
         assert_eq!(
-            HoistField::configure(Side::Key, &BTreeMap::new()).unwrap_err(),
+            HoistField::configure(Side::Key, &Props::new()).unwrap_err(),
             "Missing required configuration \"field\" which has no default value."
         );
     }

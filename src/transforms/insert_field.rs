@@ -1,7 +1,8 @@
 //! `InsertField$Key` / `InsertField$Value`: adds fields from the record's metadata (topic,
 //! partition, offset, timestamp) or a static value.
 
-use std::collections::BTreeMap;
+use super::support::WithSchema;
+use crate::connectors::Props;
 
 use super::{
     copy_schema_basics, copy_struct, key, map_put, parse_config, put, replace_null_with_default,
@@ -91,10 +92,7 @@ impl InsertField {
     /// # Errors
     /// Kafka's messages: `No field insertion configured`, and for a static field without a value
     /// `Invalid value null for configuration static.value: No value specified for static field: <name>`.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<InsertField, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<InsertField, ConfigError> {
         let config = parse_config(&InsertField::config_def(), props)?;
         let t = InsertField {
             side,
@@ -199,7 +197,7 @@ impl SideTransformation for InsertField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> WithSchema {
         let s = require_struct(op.value, PURPOSE)?;
         let schema = self.updated_schema(&s.schema)?;
         let mut updated =
@@ -299,7 +297,7 @@ mod tests {
     #[test]
     fn errors_like_kafka() {
         assert_eq!(
-            InsertField::configure(Side::Value, &BTreeMap::new()).unwrap_err(),
+            InsertField::configure(Side::Value, &Props::new()).unwrap_err(),
             "No field insertion configured"
         );
         assert_eq!(

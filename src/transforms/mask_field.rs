@@ -1,7 +1,9 @@
 //! `MaskField$Key` / `MaskField$Value`: replaces fields with a "null value" of their type
 //! (`0`, `false`, `""`, empty collections) or with a configured replacement.
 
-use std::collections::{BTreeMap, HashSet};
+use super::support::WithSchema;
+use crate::connectors::Props;
+use std::collections::HashSet;
 
 use super::cast::big_decimal_long_value;
 use super::{
@@ -50,10 +52,7 @@ impl MaskField {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<MaskField, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<MaskField, ConfigError> {
         let config = parse_config(&MaskField::config_def(), props)?;
         Ok(MaskField {
             side,
@@ -165,11 +164,7 @@ impl SideTransformation for MaskField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema {
         let s = require_struct(op.value, PURPOSE)?;
         let updated = copy_struct(
             s,

@@ -1,6 +1,7 @@
 //! The built-in predicates of `org.apache.kafka.connect.transforms.predicates`:
 //! `TopicNameMatches`, `HasHeaderKey` and `RecordIsTombstone`.
 
+use crate::connectors::Props;
 use std::collections::BTreeMap;
 
 use super::{parse_config, regex_value, required_string, JavaRegex, Predicate};
@@ -35,7 +36,7 @@ impl TopicNameMatches {
     /// # Errors
     /// Kafka's messages, e.g. `Invalid value ( for configuration pattern: entry must be a
     /// Java-compatible regular expression: ...`.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<TopicNameMatches, ConfigError> {
+    pub fn configure(props: &Props) -> Result<TopicNameMatches, ConfigError> {
         let config = parse_config(&TopicNameMatches::config_def(), props)?;
         let why = "entry must be a Java-compatible regular expression";
         let pattern = regex_value(&config, "pattern", why)?;
@@ -68,7 +69,7 @@ impl HasHeaderKey {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<HasHeaderKey, ConfigError> {
+    pub fn configure(props: &Props) -> Result<HasHeaderKey, ConfigError> {
         let config = parse_config(&HasHeaderKey::config_def(), props)?;
         Ok(HasHeaderKey {
             name: config.get_string("name").unwrap_or_default(),

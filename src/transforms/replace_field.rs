@@ -1,7 +1,9 @@
 //! `ReplaceField$Key` / `ReplaceField$Value`: drops (`exclude`), keeps (`include`) and renames
 //! (`renames`) fields.
 
-use std::collections::{BTreeMap, HashSet};
+use super::support::WithSchema;
+use crate::connectors::Props;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{
@@ -87,10 +89,7 @@ impl ReplaceField {
     /// # Errors
     /// Kafka's `ConfigException` messages, e.g.
     /// `Invalid value [a] for configuration renames: Invalid rename mapping: a`.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<ReplaceField, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<ReplaceField, ConfigError> {
         let config = parse_config(&ReplaceField::config_def(), props)?;
         Ok(ReplaceField {
             side,
@@ -145,7 +144,7 @@ impl SideTransformation for ReplaceField {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, _: &SchemaRef, op: Input<'_>) -> WithSchema {
         let s = require_struct(op.value, PURPOSE)?;
         let mut b = copy_schema_basics(&s.schema, SchemaBuilder::struct_());
         for f in &s.schema.fields {

@@ -1,5 +1,6 @@
 //! Topic routing and dropping: `RegexRouter`, `TimestampRouter` and `Filter`.
 
+use crate::connectors::Props;
 use std::collections::BTreeMap;
 
 use super::datefmt::DateFormat;
@@ -71,7 +72,7 @@ impl RegexRouter {
     /// # Errors
     /// Kafka's `ConfigException` messages; `Invalid value <re> for configuration regex: Invalid
     /// regex: <why>` for a pattern the engine cannot compile.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<RegexRouter, ConfigError> {
+    pub fn configure(props: &Props) -> Result<RegexRouter, ConfigError> {
         let config = parse_config(&RegexRouter::config_def(), props)?;
         let regex = regex_value(&config, "regex", "Invalid regex")?;
         Ok(RegexRouter {
@@ -126,7 +127,7 @@ impl TimestampRouter {
     /// # Errors
     /// Kafka's `ConfigException` messages, or the pattern's `IllegalArgumentException` text
     /// (which Kafka only raises on the first record).
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<TimestampRouter, ConfigError> {
+    pub fn configure(props: &Props) -> Result<TimestampRouter, ConfigError> {
         let config = parse_config(&TimestampRouter::config_def(), props)?;
         Ok(TimestampRouter {
             topic_format: config.get_string("topic.format").unwrap_or_default(),

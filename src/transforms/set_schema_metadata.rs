@@ -1,7 +1,7 @@
 //! `SetSchemaMetadata$Key` / `SetSchemaMetadata$Value`: sets the name and/or version of the key
 //! or value schema.
 
-use std::collections::BTreeMap;
+use crate::connectors::Props;
 use std::sync::Arc;
 
 use super::{
@@ -48,10 +48,7 @@ impl SetSchemaMetadata {
     ///
     /// # Errors
     /// Kafka's messages, e.g. `Neither schema name nor version configured`.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<SetSchemaMetadata, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<SetSchemaMetadata, ConfigError> {
         let config = parse_config(&SetSchemaMetadata::config_def(), props)?;
         let t = SetSchemaMetadata {
             side,
@@ -164,7 +161,7 @@ mod tests {
     #[test]
     fn errors_like_kafka() {
         assert_eq!(
-            SetSchemaMetadata::configure(Side::Value, &BTreeMap::new()).unwrap_err(),
+            SetSchemaMetadata::configure(Side::Value, &Props::new()).unwrap_err(),
             "Neither schema name nor version configured"
         );
         assert_eq!(

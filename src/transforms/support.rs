@@ -21,6 +21,9 @@ pub struct Input<'a> {
     pub ctx: &'a RecordContext,
 }
 
+/// What [`SideTransformation::with_schema`] gives: the side's new schema and data.
+pub type WithSchema = Result<(SchemaRef, Value), DataError>;
+
 /// A transformation of one side of a record, split as Kafka's `$Key`/`$Value` classes are.
 pub trait SideTransformation: Send + Sync + fmt::Debug {
     /// Whether a null key or value passes through untouched before either path runs.
@@ -39,11 +42,7 @@ pub trait SideTransformation: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// The message of the exception Kafka's transformation would throw.
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError>;
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema;
 }
 
 impl<T: SideTransformation> Transformation for T {

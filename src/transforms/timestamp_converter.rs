@@ -6,7 +6,8 @@
 //! milliseconds as `Int32`, `Timestamp` milliseconds as `Int64`), also in schemaless output,
 //! where Kafka would put a `java.util.Date` that no converter can write.
 
-use std::collections::BTreeMap;
+use super::support::WithSchema;
+use crate::connectors::Props;
 
 use super::datefmt::DateFormat;
 use super::{
@@ -117,10 +118,7 @@ impl TimestampConverter {
     /// # Errors
     /// Kafka's messages, e.g. `TimestampConverter requires format option to be specified when
     /// using string timestamps`.
-    pub fn configure(
-        side: Side,
-        props: &BTreeMap<String, String>,
-    ) -> Result<TimestampConverter, ConfigError> {
+    pub fn configure(side: Side, props: &Props) -> Result<TimestampConverter, ConfigError> {
         let config = parse_config(&TimestampConverter::config_def(), props)?;
         let target = config
             .get_string("target.type")
@@ -300,11 +298,7 @@ impl SideTransformation for TimestampConverter {
         Ok(Value::Map(updated))
     }
 
-    fn with_schema(
-        &self,
-        schema: &SchemaRef,
-        op: Input<'_>,
-    ) -> Result<(SchemaRef, Value), DataError> {
+    fn with_schema(&self, schema: &SchemaRef, op: Input<'_>) -> WithSchema {
         if self.field.is_empty() {
             let from = type_from_schema(schema)?;
             let updated = self.convert(op.value, Some(from))?;

@@ -1,6 +1,6 @@
 //! `ValueToKey`: replaces the key with a struct (or map) of fields taken from the value.
 
-use std::collections::BTreeMap;
+use crate::connectors::Props;
 
 use super::{
     field_value, map_get, parse_config, put, replace_null_with_default,
@@ -37,7 +37,7 @@ impl ValueToKey {
     ///
     /// # Errors
     /// Kafka's `ConfigException` messages.
-    pub fn configure(props: &BTreeMap<String, String>) -> Result<ValueToKey, ConfigError> {
+    pub fn configure(props: &Props) -> Result<ValueToKey, ConfigError> {
         let config = parse_config(&ValueToKey::config_def(), props)?;
         Ok(ValueToKey {
             fields: config.get_list("fields"),
