@@ -85,32 +85,7 @@ enum Command {
     /// errors.* on sample records, or a source's task for a while; print what comes out and compare it
     /// with an expected file. Exit 0 as expected, 1 different (or a record failed the task), 2
     /// unreadable input, 3 invalid config.
-    Test {
-        /// The connector file (.properties, flat JSON, or a POST /connectors body).
-        connector: PathBuf,
-        /// The worker config whose converters apply where the connector names none (default: the embedded one).
-        #[arg(long)]
-        worker: Option<PathBuf>,
-        /// Sample records for a sink, one JSON object per line: topic, partition, offset, timestamp,
-        /// key, value (or key_b64, value_b64), headers.
-        #[arg(long)]
-        input: Option<PathBuf>,
-        /// The expected output (JSON lines as --format json prints; fields left out are not compared).
-        #[arg(long)]
-        expect: Option<PathBuf>,
-        /// How to print the records.
-        #[arg(long, value_enum, default_value = "text")]
-        format: liteconnect::cli::tryout::Format,
-        /// A source test stops after this many records.
-        #[arg(long, default_value_t = 100)]
-        max_records: usize,
-        /// A source test stops after this many seconds.
-        #[arg(long, default_value_t = 5.0)]
-        timeout: f64,
-        /// Show each record after every step (converters, then each transform).
-        #[arg(long)]
-        steps: bool,
-    },
+    Test(liteconnect::cli::tryout::TestArgs),
     #[command(flatten)]
     Log(log::LogCommand),
 }
@@ -127,31 +102,13 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { json, files }) => validate(json, &files),
         Some(Command::Run { files }) => run(&files),
-        Some(Command::Test {
-            connector,
-            worker,
-            input,
-            expect,
-            format,
-            max_records,
-            timeout,
-            steps,
-        }) => {
-            let worker = match load_worker_config(worker.as_ref()) {
+        Some(Command::Test(args)) => {
+            let worker = match load_worker_config(args.worker.as_ref()) {
                 Ok(w) => w,
                 Err(message) => {
                     eprintln!("{message}");
                     return ExitCode::from(liteconnect::cli::tryout::EXIT_INPUT);
                 }
-            };
-            let args = liteconnect::cli::tryout::TestArgs {
-                connector,
-                input,
-                expect,
-                format,
-                max_records,
-                timeout: std::time::Duration::from_secs_f64(timeout.clamp(0.0, 86_400.0)),
-                steps,
             };
             ExitCode::from(liteconnect::cli::tryout::run(&args, &worker))
         }

@@ -27,23 +27,39 @@ pub enum Format {
     Json,
 }
 
-/// What `liteconnect test` was asked.
-#[derive(Debug)]
+/// What `liteconnect test` is asked (its command-line arguments).
+#[derive(Debug, clap::Args)]
 pub struct TestArgs {
-    /// The connector file.
+    /// The connector file (.properties, flat JSON, or a POST /connectors body).
     pub connector: PathBuf,
-    /// The sample records (JSON lines), for a sink config.
+    /// The worker config whose converters apply where the connector names none (default: the embedded one).
+    #[arg(long)]
+    pub worker: Option<PathBuf>,
+    /// Sample records for a sink, one JSON object per line: topic, partition, offset, timestamp,
+    /// key, value (or key_b64, value_b64), headers.
+    #[arg(long)]
     pub input: Option<PathBuf>,
-    /// The expected outcomes (JSON lines).
+    /// The expected output (JSON lines as --format json prints; fields left out are not compared).
+    #[arg(long)]
     pub expect: Option<PathBuf>,
-    /// How to print.
+    /// How to print the records.
+    #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// A source test stops after this many records.
+    #[arg(long, default_value_t = 100)]
     pub max_records: usize,
-    /// A source test stops after this long.
-    pub timeout: Duration,
-    /// Show each record after every step of the chain.
+    /// A source test stops after this many seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub timeout: f64,
+    /// Show each record after every step (converters, then each transform).
+    #[arg(long)]
     pub steps: bool,
+}
+
+impl TestArgs {
+    fn timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.timeout.clamp(0.0, 86_400.0))
+    }
 }
 
 /// Runs the test and prints what came out; returns the exit code.
@@ -111,7 +127,7 @@ fn run_inner(args: &TestArgs, worker: &WorkerConfig) -> Result<u8, (u8, String)>
             ));
         }
         prepared
-            .run_source(args.max_records, args.timeout, args.steps)
+            .run_source(args.max_records, args.timeout(), args.steps)
             .map_err(|e| (EXIT_DIFFERENT, format!("{shown}: {e}")))?
     };
     print(&outcomes, args.format);
