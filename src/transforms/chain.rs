@@ -113,6 +113,25 @@ fn type_of<'a>(
         })
 }
 
+/// The class `<family>.<alias>.type` names, through `resolve`; Kafka's messages when it is missing or
+/// unknown.
+fn class_of(
+    config: &BTreeMap<String, String>,
+    family: &str,
+    alias: &str,
+    resolve: impl Fn(&str) -> Option<&'static str>,
+) -> Result<&'static str, ConfigError> {
+    let given = type_of(config, family, alias)?;
+    resolve(given).ok_or_else(|| {
+        crate::config::invalid_value(
+            format_args!("{family}.{alias}.type"),
+            given,
+            format_args!("Class {given} could not be found."),
+        )
+        .into()
+    })
+}
+
 impl TransformChain {
     /// Builds the chain a connector config describes, configuring every transformation and
     /// every listed predicate with the classes `lookup` knows.
@@ -130,13 +149,8 @@ impl TransformChain {
 
         let mut predicates: Vec<(String, Box<dyn Predicate>)> = Vec::new();
         for alias in &predicate_aliases {
-            let given = type_of(config, crate::config::keys::PREDICATES, alias)?;
-            let class = lookup.resolve_predicate(given).ok_or_else(|| {
-                crate::config::invalid_value(
-                    format_args!("predicates.{alias}.type"),
-                    given,
-                    format_args!("Class {given} could not be found."),
-                )
+            let class = class_of(config, crate::config::keys::PREDICATES, alias, |given| {
+                lookup.resolve_predicate(given)
             })?;
             let props = with_prefix(config, &format!("predicates.{alias}."));
             let predicate = lookup
@@ -147,13 +161,8 @@ impl TransformChain {
 
         let mut stages = Vec::new();
         for alias in &transform_aliases {
-            let given = type_of(config, crate::config::keys::TRANSFORMS, alias)?;
-            let class = lookup.resolve_transformation(given).ok_or_else(|| {
-                crate::config::invalid_value(
-                    format_args!("transforms.{alias}.type"),
-                    given,
-                    format_args!("Class {given} could not be found."),
-                )
+            let class = class_of(config, crate::config::keys::TRANSFORMS, alias, |given| {
+                lookup.resolve_transformation(given)
             })?;
             let prefix = format!("transforms.{alias}.");
             let mut props = with_prefix(config, &prefix);
