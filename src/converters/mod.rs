@@ -15,6 +15,7 @@ pub mod json;
 pub mod number;
 pub mod string;
 
+use crate::connectors::Props;
 use crate::data::{DataError, Schema, SchemaAndValue, Value};
 use std::collections::BTreeMap;
 
@@ -108,11 +109,7 @@ impl<T: Codec> HeaderConverter for T {
 pub const KAFKA_VERSION: &str = "4.0.0";
 
 /// A `BOOLEAN` config key, parsed as Kafka's `ConfigDef` does (trimmed, case-insensitive).
-pub(crate) fn config_bool(
-    config: &BTreeMap<String, String>,
-    key: &str,
-    default: bool,
-) -> Result<bool, DataError> {
+pub(crate) fn config_bool(config: &Props, key: &str, default: bool) -> Result<bool, DataError> {
     match config.get(key) {
         None => Ok(default),
         Some(raw) => match raw.trim() {
@@ -128,11 +125,7 @@ pub(crate) fn config_bool(
 }
 
 /// An `INT` config key, parsed as Kafka's `ConfigDef` does.
-pub(crate) fn config_int(
-    config: &BTreeMap<String, String>,
-    key: &str,
-    default: i32,
-) -> Result<i32, DataError> {
+pub(crate) fn config_int(config: &Props, key: &str, default: i32) -> Result<i32, DataError> {
     match config.get(key) {
         None => Ok(default),
         Some(raw) => raw.trim().parse::<i32>().map_err(|_| {

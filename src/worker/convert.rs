@@ -78,6 +78,9 @@ impl std::fmt::Display for TaskStage {
     }
 }
 
+/// How a task's loop ended: done, or failed at a stage.
+pub(crate) type TaskResult = Result<(), StageError>;
+
 /// A task failure with the stage it happened in, for the status trace.
 #[derive(Debug, thiserror::Error)]
 #[error("{error} (at {stage})")]

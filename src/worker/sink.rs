@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-use super::convert::{StageError, TaskStage};
+use super::convert::{StageError, TaskResult, TaskStage};
 use super::job::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{ErrantRecordReporter, SinkTask, SinkTaskContext, TaskError};
@@ -133,11 +133,7 @@ impl SinkLoop {
     }
 
     /// After the loop's end (`result`): the task is stopped (if it started).
-    pub(super) fn finish(
-        mut self,
-        rt: &TaskRuntime,
-        result: Result<(), StageError>,
-    ) -> Result<(), StageError> {
+    pub(super) fn finish(mut self, rt: &TaskRuntime, result: TaskResult) -> TaskResult {
         if !self.started {
             return result;
         }

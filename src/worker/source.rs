@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::convert::{last_offsets, StageError, TaskStage};
+use super::convert::{last_offsets, StageError, TaskResult, TaskStage};
 use super::job::Step;
 use super::{Checkpoint, Mode, TaskRuntime};
 use crate::connectors::{SourceTask, SourceTaskContext, StoredAt, TaskError};
@@ -129,11 +129,7 @@ impl SourceLoop {
 
     /// After the loop's end (`result`): a batch already handed to the writer is settled, whatever
     /// ended the loop, and the task is stopped.
-    pub(super) fn finish(
-        mut self,
-        rt: &TaskRuntime,
-        result: Result<(), StageError>,
-    ) -> Result<(), StageError> {
+    pub(super) fn finish(mut self, rt: &TaskRuntime, result: TaskResult) -> TaskResult {
         if !self.started {
             return result;
         }
