@@ -90,20 +90,7 @@ pub enum RunError {
     Config(String),
 }
 
-/// A connector to apply at start-up, after the stored ones have started (the command line's files).
-#[derive(Debug, Clone)]
-pub struct StartupConnector {
-    /// Where it came from, for messages.
-    pub source: String,
-    /// The connector's name.
-    pub name: String,
-    /// Its config.
-    pub config: std::collections::BTreeMap<String, String>,
-    /// KIP-980 initial state, when given.
-    pub initial_state: Option<model::TargetState>,
-    /// Offsets to create it with (KIP-995).
-    pub offsets: Option<Vec<herder::OffsetEntry>>,
-}
+pub use herder::StartupConnector;
 
 /// The sockets a worker serves, bound by its caller, in the worker config's order.
 #[derive(Debug, Default)]

@@ -9,8 +9,8 @@ use serde_json::{Map, Value as Json};
 
 use crate::config::properties::parse_properties;
 use crate::herder::OffsetEntry;
+use crate::herder::StartupConnector;
 use crate::model::TargetState;
-use crate::StartupConnector;
 
 fn missing_name(path: &str) -> String {
     format!("Connector configuration at '{path}' is missing the mandatory 'name' configuration")

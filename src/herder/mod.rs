@@ -41,7 +41,7 @@ use crate::storage::Store;
 use crate::worker::Worker;
 
 pub use expand::Expansion;
-pub use startup::{check_startup_connectors, StartupError};
+pub use startup::{check_startup_connectors, StartupConnector, StartupError};
 
 pub use offsets::{ConnectorOffsets, OffsetEntry};
 

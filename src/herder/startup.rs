@@ -6,6 +6,21 @@ use crate::error::ConnectError;
 use crate::model::TargetState;
 use crate::plugins::Plugins;
 
+/// A connector to apply at start-up, after the stored ones have started (the command line's files).
+#[derive(Debug, Clone)]
+pub struct StartupConnector {
+    /// Where it came from, for messages.
+    pub source: String,
+    /// The connector's name.
+    pub name: String,
+    /// Its config.
+    pub config: std::collections::BTreeMap<String, String>,
+    /// KIP-980 initial state, when given.
+    pub initial_state: Option<TargetState>,
+    /// Offsets to create it with (KIP-995).
+    pub offsets: Option<Vec<super::OffsetEntry>>,
+}
+
 /// A connector file from the command line could not be applied.
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -34,7 +49,7 @@ pub enum StartupError {
 /// [`StartupError`] naming the first file that fails.
 pub fn check_startup_connectors(
     plugins: &Plugins,
-    connectors: &[crate::StartupConnector],
+    connectors: &[StartupConnector],
 ) -> Result<(), StartupError> {
     let mut seen = std::collections::BTreeSet::new();
     for c in connectors {
@@ -60,10 +75,7 @@ impl Herder {
     ///
     /// # Errors
     /// [`StartupError::Refused`] naming the file and what was wrong.
-    pub async fn apply_startup_connector(
-        &self,
-        c: crate::StartupConnector,
-    ) -> Result<(), StartupError> {
+    pub async fn apply_startup_connector(&self, c: StartupConnector) -> Result<(), StartupError> {
         let applied = serde_json::to_string(&c.config).unwrap_or_default();
         let fail = |source: ConnectError| StartupError::Refused {
             file: c.source.clone(),
