@@ -248,6 +248,14 @@ impl Prepared {
             "class".into(),
             last.get("class").cloned().unwrap_or(Json::Null),
         );
+        // A transform that ran because of its predicate (a Filter on `HasHeaderKey`) names it too.
+        if let Some(predicate) = last.get("predicate") {
+            outcome.insert("predicate".into(), predicate.clone());
+            outcome.insert(
+                "negate".into(),
+                last.get("negate").cloned().unwrap_or(json!(false)),
+            );
+        }
     }
 
     /// Fills a failed record's outcome; true when the failure fails the task.

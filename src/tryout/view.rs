@@ -90,9 +90,20 @@ pub fn text(outcome: &Json) -> String {
     let mut lines = Vec::new();
     match result {
         "dropped" => lines.push(format!(
-            "#{index} dropped by transform '{}' ({})",
+            "#{index} dropped by transform '{}' ({}){}",
             str_of(&field("by")),
-            str_of(&field("class"))
+            str_of(&field("class")),
+            outcome
+                .get("predicate")
+                .map(|p| {
+                    let matched = if outcome.get("negate") == Some(&json!(true)) {
+                        "did not match"
+                    } else {
+                        "matched"
+                    };
+                    format!(" as its predicate '{}' {matched}", str_of(p))
+                })
+                .unwrap_or_default()
         )),
         "failed" => {
             lines.push(format!(
