@@ -105,51 +105,67 @@ impl FileWatcher {
         }
         let file = std::path::absolute(file).ok()?;
         let dir = file.parent()?.to_path_buf();
+        let register = |watched: &mut Watched| {
+            watched.next_id += 1;
+            let id = watched.next_id;
+            watched
+                .dirs
+                .entry(dir.clone())
+                .or_default()
+                .entry(file.clone())
+                .or_default()
+                .push((id, wake.clone()));
+            FileWatch {
+                shared: Arc::downgrade(&self.shared),
+                dir: dir.clone(),
+                file: file.clone(),
+                id,
+            }
+        };
+        {
+            let mut watched = self
+                .shared
+                .watched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if watched.dirs.contains_key(&dir) {
+                return Some(register(&mut watched));
+            }
+        }
+        // A new directory. `watched` is not held while notify adds the watch: adding it waits for
+        // notify's event thread, which may be delivering an event and waiting for `watched` meanwhile.
+        let mut watcher = self
+            .shared
+            .watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if watcher.is_none() {
+            let weak = Arc::downgrade(&self.shared);
+            match notify::recommended_watcher(move |e| deliver(&weak, e)) {
+                Ok(w) => *watcher = Some(w),
+                Err(error) => {
+                    tracing::info!(%error, "No file-system events here; file sources poll their files.");
+                    self.shared
+                        .failed
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    return None;
+                }
+            }
+        }
+        let w = watcher.as_mut()?;
+        if let Err(error) = w.watch(&dir, RecursiveMode::NonRecursive) {
+            tracing::debug!(dir = %dir.display(), %error, "Cannot watch the directory; the file source polls.");
+            return None;
+        }
+        // Registered while `watcher` is still held, so a watch dropped meanwhile cannot unwatch the
+        // directory between the two. (Lock order: `watcher`, then `watched`; nothing takes them the
+        // other way round.)
         let mut watched = self
             .shared
             .watched
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if !watched.dirs.contains_key(&dir) {
-            let mut watcher = self
-                .shared
-                .watcher
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            if watcher.is_none() {
-                let weak = Arc::downgrade(&self.shared);
-                match notify::recommended_watcher(move |e| deliver(&weak, e)) {
-                    Ok(w) => *watcher = Some(w),
-                    Err(error) => {
-                        tracing::info!(%error, "No file-system events here; file sources poll their files.");
-                        self.shared
-                            .failed
-                            .store(true, std::sync::atomic::Ordering::Relaxed);
-                        return None;
-                    }
-                }
-            }
-            let w = watcher.as_mut()?;
-            if let Err(error) = w.watch(&dir, RecursiveMode::NonRecursive) {
-                tracing::debug!(dir = %dir.display(), %error, "Cannot watch the directory; the file source polls.");
-                return None;
-            }
-        }
-        watched.next_id += 1;
-        let id = watched.next_id;
-        watched
-            .dirs
-            .entry(dir.clone())
-            .or_default()
-            .entry(file.clone())
-            .or_default()
-            .push((id, wake));
-        Some(FileWatch {
-            shared: Arc::downgrade(&self.shared),
-            dir,
-            file,
-            id,
-        })
+        Some(register(&mut watched))
     }
 }
 
@@ -172,7 +188,15 @@ impl Drop for FileWatch {
             watched.dirs.remove(&self.dir);
             drop(watched);
             let mut watcher = shared.watcher.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(w) = watcher.as_mut() {
+            // Not when a watch of the same directory came meanwhile (it holds `watcher` while it adds
+            // the directory and registers).
+            let again = shared
+                .watched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .dirs
+                .contains_key(&self.dir);
+            if let (false, Some(w)) = (again, watcher.as_mut()) {
                 let _ = w.unwatch(&self.dir);
             }
         }
@@ -233,5 +257,66 @@ mod tests {
             woken_b.load(Ordering::SeqCst) > seen_b
         });
         assert_eq!(woken_a.load(Ordering::SeqCst), before);
+    }
+
+    /// Watching new directories while events of a watched one are being delivered: adding a watch must
+    /// not wait for the event thread while holding what delivering takes (it did, and a file source
+    /// created just after a write beside another's file could hang in its first poll).
+    #[test]
+    fn new_watches_while_events_are_delivered_do_not_deadlock() {
+        let root = tempfile::tempdir().unwrap();
+        let busy = root.path().join("busy.txt");
+        std::fs::write(&busy, "").unwrap();
+        let watcher = FileWatcher::default();
+        let woken = Arc::new(AtomicU64::new(0));
+        let w = woken.clone();
+        let busy_watch = watcher
+            .watch(
+                &busy,
+                Arc::new(move || {
+                    w.fetch_add(1, Ordering::SeqCst);
+                }),
+            )
+            .expect("inotify on Linux");
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (stop, busy) = (stop.clone(), busy.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    n += 1;
+                    std::fs::write(&busy, n.to_string()).unwrap();
+                }
+            })
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        let watcher2 = watcher.clone();
+        let base = root.path().to_path_buf();
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            for i in 0..300 {
+                let dir = base.join(format!("d{i}"));
+                std::fs::create_dir(&dir).unwrap();
+                kept.push(watcher2.watch(&dir.join("f.txt"), Arc::new(|| {})));
+                if i % 3 == 0 {
+                    kept.pop();
+                }
+            }
+            let _ = done.send(kept.len());
+        });
+        let outcome = finished.recv_timeout(Duration::from_secs(60));
+        stop.store(true, Ordering::SeqCst);
+        writer.join().unwrap();
+        if outcome.is_err() {
+            // Deadlocked: dropping the watches would wait for the lock the stuck thread holds.
+            std::mem::forget(busy_watch);
+            std::mem::forget(watcher);
+        }
+        assert_eq!(
+            outcome,
+            Ok(200),
+            "300 watches added beside a busy directory in 60 s"
+        );
+        assert!(woken.load(Ordering::SeqCst) > 0);
     }
 }
