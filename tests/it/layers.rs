@@ -6,45 +6,16 @@
 
 use std::path::{Path, PathBuf};
 
-/// The layer of a file of `src/`, bottom up; `None` for the files beside the layers (`error.rs`,
-/// `logging.rs`, `client.rs`, `test_support.rs`) and the bench.
-fn layer_of_file(relative: &str) -> Option<u8> {
-    let top = relative.split('/').next().unwrap_or_default();
+/// The layer of a top-level module of `src/` (named as in a `crate::` path), bottom up; `None` for the
+/// modules beside the layers (`error`, `logging`, `client`, `test_support`). `connectors` is the
+/// families' layer; its contract is one below.
+fn layer_of_module(top: &str) -> Option<u8> {
     Some(match top {
-        "data" | "record.rs" | "model.rs" => 1,
+        "data" | "record" | "model" => 1,
         "storage" => 2,
-        "connectors" if relative == "connectors/mod.rs" => 3,
         "config" => 4,
         "converters" | "transforms" => 5,
         "connectors" => 6,
-        "plugins" => 7,
-        "status.rs" => 8,
-        "metrics" => 9,
-        "worker" => 10,
-        "tryout" => 11,
-        "herder" => 12,
-        "rest" | "security" | "kafka" => 13,
-        "cli" => 14,
-        "lib.rs" => 15,
-        "main.rs" => 16,
-        _ => return None,
-    })
-}
-
-/// The layer of what a `crate::` path names: `connectors::` items with a capitalised name (the contract:
-/// `ConnectorPlugin`, `Props`, `TaskError`, ...) are layer 3, the families under it layer 6.
-fn layer_of_path(path: &str) -> Option<(u8, &str)> {
-    let mut parts = path.split("::");
-    let top = parts.next()?;
-    let layer = match top {
-        "data" | "record" | "model" => 1,
-        "storage" => 2,
-        "connectors" => match parts.next() {
-            Some(next) if next.starts_with(|c: char| c.is_ascii_lowercase()) => 6,
-            _ => 3,
-        },
-        "config" => 4,
-        "converters" | "transforms" => 5,
         "plugins" => 7,
         "status" => 8,
         "metrics" => 9,
@@ -53,7 +24,35 @@ fn layer_of_path(path: &str) -> Option<(u8, &str)> {
         "herder" => 12,
         "rest" | "security" | "kafka" => 13,
         "cli" => 14,
+        "lib" => 15,
+        "main" => 16,
         _ => return None,
+    })
+}
+
+/// The connector contract's layer: `connectors/mod.rs` and the capitalised items of `connectors::`.
+const CONTRACT: u8 = 3;
+
+/// The layer of a file of `src/` (its path under `src/`).
+fn layer_of_file(relative: &str) -> Option<u8> {
+    if relative == "connectors/mod.rs" {
+        return Some(CONTRACT);
+    }
+    let top = relative.split('/').next().unwrap_or_default();
+    layer_of_module(top.strip_suffix(".rs").unwrap_or(top))
+}
+
+/// The layer of what a `crate::` path names: `connectors::` items with a capitalised name (the contract:
+/// `ConnectorPlugin`, `Props`, `TaskError`, ...) are the contract's layer, the families under it their own.
+fn layer_of_path(path: &str) -> Option<(u8, &str)> {
+    let mut parts = path.split("::");
+    let top = parts.next()?;
+    let layer = match (top, parts.next()) {
+        ("connectors", Some(next)) if next.starts_with(|c: char| c.is_ascii_lowercase()) => 6,
+        ("connectors", _) => CONTRACT,
+        // A path into `lib.rs` or `main.rs` is not written with `crate::`.
+        ("lib" | "main", _) => return None,
+        _ => layer_of_module(top)?,
     };
     Some((layer, top))
 }
