@@ -642,16 +642,8 @@ async fn http_source_rides_out_an_api_outage() {
     .await;
     assert_eq!(f.w.status("poller").await["tasks"][0]["state"], "RUNNING");
     // The outage shows in the metrics too.
-    assert_eq!(
-        crate::common::task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
-        1.0
-    );
-    let before = crate::common::task_gauge(
-        &f.w.url,
-        "liteconnect_task_last_success_timestamp_seconds",
-        "poller",
-    )
-    .await;
+    let (retrying, before) = retry_gauges(&f.w, "poller").await;
+    assert_eq!(retrying, 1.0);
     assert!(before > 0.0, "the polls before the outage succeeded");
     api.add(4..6);
     api.up.store(true, Ordering::SeqCst);
@@ -660,16 +652,8 @@ async fn http_source_rides_out_an_api_outage() {
         task_trace(&f.w, "poller").await.is_none()
     })
     .await;
-    assert_eq!(
-        crate::common::task_gauge(&f.w.url, "liteconnect_task_retrying", "poller").await,
-        0.0
-    );
-    let after = crate::common::task_gauge(
-        &f.w.url,
-        "liteconnect_task_last_success_timestamp_seconds",
-        "poller",
-    )
-    .await;
+    let (retrying, after) = retry_gauges(&f.w, "poller").await;
+    assert_eq!(retrying, 0.0);
     assert!(after >= before, "{after} >= {before}");
     f.w.stop().await;
 }
@@ -934,4 +918,13 @@ async fn webhook_retries_a_port_that_is_taken_until_it_is_free() {
     assert_eq!(status, 201, "{answer}");
     assert_eq!(f.w.status("patient").await["tasks"][0]["state"], "RUNNING");
     f.w.stop().await;
+}
+
+/// The connector's `liteconnect_task_retrying` and `liteconnect_task_last_success_timestamp_seconds`.
+async fn retry_gauges(w: &TestWorker, connector: &str) -> (f64, f64) {
+    let gauge = |name| crate::common::task_gauge(&w.url, name, connector);
+    (
+        gauge("liteconnect_task_retrying").await,
+        gauge("liteconnect_task_last_success_timestamp_seconds").await,
+    )
 }
