@@ -16,8 +16,11 @@ pub enum ClientError {
     /// The request could not be sent, or the answer could not be read.
     #[error("{method} {url} failed: {}", describe(source, url))]
     Request {
+        /// The request's method.
         method: Method,
+        /// The URL asked.
         url: String,
+        /// The underlying error.
         #[source]
         source: reqwest::Error,
     },
@@ -66,7 +69,9 @@ pub fn cause(e: &reqwest::Error) -> String {
 /// A status code, the response headers and the body as JSON.
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The HTTP status of the answer.
     pub status: u16,
+    /// The response headers.
     pub headers: HeaderMap,
     /// The body: JSON when it parses, a JSON string holding the text when not, `null` when empty.
     pub body: Json,

@@ -21,30 +21,31 @@
 //! shutdown future resolves, then the worker shuts down (stops accepting, stops the tasks, closes the file).
 //! The binary calls [`prepare`] before it binds, so a worker that cannot start never listens.
 
+#![warn(missing_docs)]
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod connectors;
-pub mod converters;
+pub(crate) mod converters;
 pub mod data;
-pub mod error;
-pub mod herder;
+pub(crate) mod error;
+pub(crate) mod herder;
 #[cfg(feature = "kafka-listener")]
 pub mod kafka;
 pub mod logging;
-pub mod metrics;
+pub(crate) mod metrics;
 pub mod model;
 pub mod plugins;
 pub mod record;
 pub mod rest;
 pub mod security;
-pub mod status;
-pub mod storage;
+pub(crate) mod status;
+pub(crate) mod storage;
 #[cfg(test)]
 mod test_support;
-pub mod transforms;
-pub mod tryout;
-pub mod worker;
+pub(crate) mod transforms;
+pub(crate) mod tryout;
+pub(crate) mod worker;
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -12,32 +12,45 @@ pub enum RequestError {
     /// The endpoint could not be reached, or did not answer in time.
     #[error("{method} {url} failed: {source}")]
     Send {
+        /// The request's method.
         method: Method,
+        /// The URL asked.
         url: String,
+        /// The underlying error.
         #[source]
         source: reqwest::Error,
     },
     /// The answer could not be read.
     #[error("{method} {url}: reading the answer failed: {source}")]
     Read {
+        /// The request's method.
         method: Method,
+        /// The URL asked.
         url: String,
+        /// The underlying error.
         #[source]
         source: reqwest::Error,
     },
     /// The endpoint answered with a status the request does not expect.
     #[error("{method} {url} answered {status}: {message}")]
     Status {
+        /// The request's method.
         method: Method,
+        /// The URL asked.
         url: String,
+        /// The HTTP status of the answer.
         status: u16,
+        /// The message of the answer's body.
         message: String,
     },
     /// The answer does not have the shape Kafka Connect gives it.
     #[error("{method} {url}: unexpected answer: {detail}")]
     Shape {
+        /// The request's method.
         method: Method,
+        /// The URL asked.
         url: String,
+        /// What was wrong with the answer.
         detail: String,
     },
 }

@@ -20,25 +20,37 @@ pub enum ExportError {
     /// The output directory could not be created.
     #[error("Cannot create {}: {source}", dir.display())]
     CreateDir {
+        /// The directory.
         dir: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },
     /// A connector named on the command line does not exist.
     #[error("Connector {name} was not found on {from}")]
-    NotFound { name: String, from: String },
+    NotFound {
+        /// The connector's name.
+        name: String,
+        /// The worker read from (its REST URL).
+        from: String,
+    },
     /// A connector's config, status or offsets could not be read.
     #[error("Connector {name}: {source}")]
     Read {
+        /// The connector's name.
         name: String,
+        /// The underlying error.
         #[source]
         source: RequestError,
     },
     /// A connector's file could not be written.
     #[error("Connector {name}: cannot write {}: {source}", path.display())]
     Write {
+        /// The connector's name.
         name: String,
+        /// The file.
         path: PathBuf,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

@@ -94,48 +94,76 @@ impl Default for MigrateOptions {
 pub enum CheckError {
     /// Neither endpoint has the connector.
     #[error("Connector {name} was not found on {from}")]
-    NotFound { name: String, from: String },
+    NotFound {
+        /// The connector's name.
+        name: String,
+        /// The worker read from (its REST URL).
+        from: String,
+    },
     /// The target could not be asked.
     #[error("{to} cannot be asked whether it can run {name}: {source}")]
     Target {
+        /// The connector's name.
         name: String,
+        /// The target worker or cluster (its REST URL).
         to: String,
+        /// The underlying error.
         #[source]
         source: RequestError,
     },
     /// The source could not be asked.
     #[error("{from} cannot be asked about {name}: {source}")]
     Source {
+        /// The connector's name.
         name: String,
+        /// The worker read from (its REST URL).
         from: String,
+        /// The underlying error.
         #[source]
         source: RequestError,
     },
     /// The config names no plugin.
     #[error("Connector {name} has no connector.class in its config")]
-    NoClass { name: String },
+    NoClass {
+        /// The connector's name.
+        name: String,
+    },
     /// The target lacks the plugin.
     #[error("{to} has no connector plugin {class} (needed by {name}): install it there first")]
     NoPlugin {
+        /// The connector's name.
         name: String,
+        /// The target worker or cluster (its REST URL).
         to: String,
+        /// The connector class the target lacks.
         class: String,
     },
     /// The target finds errors in the config.
     #[error("{to} rejects the config of {name}: {}; fix it there (for example the worker's config providers or paths) first", errors.join("; "))]
     Invalid {
+        /// The connector's name.
         name: String,
+        /// The target worker or cluster (its REST URL).
         to: String,
+        /// The target's validation errors.
         errors: Vec<String>,
     },
     /// The target holds another connector of that name.
     #[error("A connector named {name} already exists on {to} with a different config: delete it there, or give it another name, first")]
-    Taken { name: String, to: String },
+    Taken {
+        /// The connector's name.
+        name: String,
+        /// The target worker or cluster (its REST URL).
+        to: String,
+    },
     /// A sink would not be able to deliver everything before moving.
     #[error("Sink {name} reads topics that source connector {feeder} still writes on {from}: migrate {feeder} too, stop it there, or use --sink-offsets copy if the target's topics hold the same records")]
     Fed {
+        /// The connector's name.
         name: String,
+        /// The connector that feeds it.
         feeder: String,
+        /// The worker read from (its REST URL).
         from: String,
     },
 }
@@ -148,10 +176,20 @@ pub enum StepError {
     Request(#[from] RequestError),
     /// The connector did not stop on the source.
     #[error("{name} did not reach STOPPED on {from} within 60 s")]
-    NotStopped { name: String, from: String },
+    NotStopped {
+        /// The connector's name.
+        name: String,
+        /// The worker read from (its REST URL).
+        from: String,
+    },
     /// The offsets read back differ.
     #[error("The offsets read back from {to} differ from those written: {written}")]
-    OffsetsDiffer { to: String, written: Json },
+    OffsetsDiffer {
+        /// The target worker or cluster (its REST URL).
+        to: String,
+        /// The offsets written.
+        written: Json,
+    },
 }
 
 /// Why `migrate` failed.
@@ -160,29 +198,39 @@ pub enum MigrateError {
     /// The connectors could not be listed on the source.
     #[error("Cannot list the connectors of {from}: {source}")]
     List {
+        /// The worker read from (its REST URL).
         from: String,
+        /// The underlying error.
         #[source]
         source: RequestError,
     },
     /// Checks failed before anything was stopped.
     #[error("{}\nNothing was stopped: the connectors on {from} are as they were.", problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Checks {
+        /// The worker read from (its REST URL).
         from: String,
+        /// What the checks found.
         problems: Vec<CheckError>,
     },
     /// A sink did not finish delivering; it still runs on the source.
     #[error("{source}\nConnector {name} was not stopped: it still runs on {from}, and nothing of it was moved. Run the same command again (finished steps are recognised).")]
     Drain {
+        /// The connector's name.
         name: String,
+        /// The worker read from (its REST URL).
         from: String,
+        /// The underlying error.
         #[source]
         source: DrainError,
     },
     /// A step failed after the connector was stopped on the source.
     #[error("{source}\nConnector {name} is STOPPED on {from} with its config and offsets intact. Fix the problem and run the same command again (finished steps are recognised), or resume it there with PUT /connectors/{}/resume.", seg(name))]
     Step {
+        /// The connector's name.
         name: String,
+        /// The worker read from (its REST URL).
         from: String,
+        /// The underlying error.
         #[source]
         source: StepError,
     },

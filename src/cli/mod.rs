@@ -2,7 +2,7 @@
 //! `migrate` commands that talk to a running worker over its REST API.
 
 pub mod connector_file;
-pub mod drain;
+pub(crate) mod drain;
 pub mod endpoint;
 pub mod export;
 pub mod log;

@@ -18,7 +18,7 @@
 pub mod connector;
 pub mod def;
 pub(crate) mod error;
-pub mod keys;
+pub(crate) mod keys;
 pub mod properties;
 pub mod providers;
 pub mod worker;

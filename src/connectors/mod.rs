@@ -4,16 +4,16 @@
 //! configs to generate, and how a task polls (source) or writes (sink). Task methods are blocking: every
 //! task runs on its own thread, as in Kafka Connect.
 
-pub mod file;
+pub(crate) mod file;
 #[cfg(feature = "http")]
-pub mod http;
+pub(crate) mod http;
 pub mod jdbc;
 #[cfg(feature = "kafka-client")]
 pub mod kafka;
 #[cfg(feature = "mqtt")]
-pub mod mqtt;
-pub mod spooldir;
-pub mod verifiable;
+pub(crate) mod mqtt;
+pub(crate) mod spooldir;
+pub(crate) mod verifiable;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -361,6 +361,7 @@ fn number(value: &Value, field: &str) -> Option<i64> {
 }
 
 impl VerifiableSinkTask {
+    #[cfg(test)]
     /// What this task has seen, per producing task id.
     pub fn tallies(&self) -> &BTreeMap<i64, SeqnoTally> {
         &self.tallies

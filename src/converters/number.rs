@@ -124,11 +124,6 @@ impl NumberConverter {
         Some(NumberConverter::new(kind))
     }
 
-    /// The primitive handled.
-    pub fn kind(&self) -> NumberKind {
-        self.kind
-    }
-
     fn serialize(
         &self,
         schema: Option<&Schema>,

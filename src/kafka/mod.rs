@@ -8,13 +8,13 @@
 mod admin;
 mod answers;
 pub mod codec;
-pub mod dispatch;
-pub mod fetch;
-pub mod groups;
+pub(crate) mod dispatch;
+pub(crate) mod fetch;
+pub(crate) mod groups;
 mod metadata;
-pub mod produce;
-pub mod sasl;
-pub mod server;
+pub(crate) mod produce;
+pub(crate) mod sasl;
+pub(crate) mod server;
 
 pub use codec::decode_frame;
 
@@ -112,12 +112,12 @@ impl KafkaPrepared {
                 node,
             ));
         }
-        let Some(first) = bound.first().map(|b| b.3.clone()) else {
+        if bound.is_empty() {
             return Vec::new();
-        };
+        }
         let store = store.clone();
         let broker = Arc::new(dispatch::Broker {
-            groups: Arc::new(groups::Groups::new(store.clone(), first)),
+            groups: Arc::new(groups::Groups::new(store.clone())),
             metrics: metrics.clone(),
             store,
             signal: signal.clone(),

@@ -28,11 +28,13 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 
-pub use kafka::{CloseReason, KafkaMetrics};
+#[cfg(feature = "kafka-listener")]
+pub use kafka::CloseReason;
+pub use kafka::KafkaMetrics;
 pub use render::{render, Format, ScrapeSource};
 pub use routes::route_template;
 pub use stats::Sampled;
-pub use task::{ErrorCounters, Phase, SinkPosition, TaskMetrics, Throughput};
+pub use task::{ErrorCounters, Phase, TaskMetrics};
 
 use crate::status::{StartupCounter, StatusBoard};
 pub use crate::storage::PartitionStat;

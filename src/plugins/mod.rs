@@ -23,6 +23,7 @@ pub use desc::{
     simple_name, Factory, MakeConverter, MakeHeaderConverter, MakePredicate, MakeTransform,
     PluginDesc, PluginKind,
 };
+pub use crate::converters::{Converter, HeaderConverter};
 pub use factory::{new_converter, new_header_converter};
 pub use resolve::ResolveError;
 

@@ -6,11 +6,11 @@
 //! [`Security`] is what the REST filter consults for every request: it answers CORS preflights and
 //! unauthenticated requests itself, and decorates every response.
 
-pub mod auth;
+pub(crate) mod auth;
 mod error;
-pub mod http;
+pub(crate) mod http;
 pub mod server;
-pub mod tls;
+pub(crate) mod tls;
 
 use std::sync::Arc;
 

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::Value as Json;
 
-pub use append::{Appended, PendingAppend};
+pub use append::PendingAppend;
 pub use log::{AppendBatch, LogRecord, PartitionStat, ProducedRecord, TopicPartition};
 pub use queries::{StoredConnector, StoredStatus};
 pub use topics::{LogReader, PartitionOffsets, PartitionSummary};

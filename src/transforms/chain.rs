@@ -218,6 +218,7 @@ impl TransformChain {
         self.stages.is_empty()
     }
 
+    #[cfg(test)]
     /// The aliases of the transformations, in order.
     pub fn aliases(&self) -> Vec<&str> {
         self.stages.iter().map(|s| s.alias.as_str()).collect()

@@ -115,6 +115,7 @@ impl SingleFieldPath {
         Ok(SingleFieldPath { steps })
     }
 
+    #[cfg(test)]
     /// The path's steps.
     pub fn steps(&self) -> &[String] {
         &self.steps

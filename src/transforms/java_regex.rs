@@ -7,7 +7,6 @@ use crate::data::DataError;
 /// input) and `replaceFirst` semantics.
 #[derive(Clone, Debug)]
 pub struct JavaRegex {
-    pattern: String,
     find: fancy_regex::Regex,
     whole: fancy_regex::Regex,
 }
@@ -22,16 +21,7 @@ impl JavaRegex {
         let find = fancy_regex::Regex::new(&translated).map_err(|e| e.to_string())?;
         let whole =
             fancy_regex::Regex::new(&format!("^(?:{translated})\\z")).map_err(|e| e.to_string())?;
-        Ok(JavaRegex {
-            pattern: pattern.to_string(),
-            find,
-            whole,
-        })
-    }
-
-    /// The pattern as given.
-    pub fn as_str(&self) -> &str {
-        &self.pattern
+        Ok(JavaRegex { find, whole })
     }
 
     /// Java's `matcher(text).matches()`: the whole text matches. A match that exceeds the

@@ -42,13 +42,10 @@ use crate::data::DataError;
 use crate::data::{SchemaRef, Value};
 use crate::record::ConnectRecord;
 
-pub use chain::{Step, StepSeen, TransformChain, TransformError, TransformLookup};
+pub use chain::{StepSeen, TransformChain, TransformLookup};
 pub use java_regex::JavaRegex;
 pub(crate) use require::*;
 pub(crate) use support::{copy_struct, rebind_struct, Input, SideTransformation};
-
-/// The package of the built-in transformations.
-pub const TRANSFORMS_PACKAGE: &str = "org.apache.kafka.connect.transforms";
 
 /// What a transformation may need to know about a record beyond the record itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

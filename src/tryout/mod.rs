@@ -24,7 +24,7 @@ use crate::storage::LogRecord;
 use crate::transforms::{RecordContext, StepSeen, TransformChain};
 use crate::worker::convert::{last_offsets, Converters, StageFailure};
 
-pub use input::{InputError, InputRecord};
+pub use input::InputRecord;
 pub use view::text;
 
 /// Why a test could not run.

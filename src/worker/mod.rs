@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use control::{LogSignal, Mode, TaskControl};
+pub use convert::Converters;
 use convert::StageError;
-pub use convert::{ConverterSetupError, Converters};
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::{ConnectorPlugin, Props, TaskError};
@@ -269,11 +269,6 @@ impl Worker {
     /// What wakes readers of the topic log when records are appended.
     pub fn log_signal(&self) -> &Arc<LogSignal> {
         &self.log_signal
-    }
-
-    /// The worker config.
-    pub fn config(&self) -> &Arc<WorkerConfig> {
-        &self.config
     }
 
     /// The process's metrics.

@@ -59,6 +59,7 @@ pub struct ConsumeArgs {
     /// Read the worker's database file (read-only, also while the worker runs) instead of its REST API.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "config", "user"])]
     pub db: Option<PathBuf>,
+    /// The worker to ask (`--url`, `--config`, `--user`).
     #[command(flatten)]
     pub remote: Remote,
 }

@@ -28,6 +28,7 @@ pub struct ProduceArgs {
     /// Append to the database file of a stopped worker instead of going through its REST API.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "config", "user"])]
     pub db: Option<PathBuf>,
+    /// The worker to ask (`--url`, `--config`, `--user`).
     #[command(flatten)]
     pub remote: Remote,
 }

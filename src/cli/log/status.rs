@@ -15,6 +15,7 @@ use crate::cli::endpoint::seg;
 /// `liteconnect status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
+    /// The worker to ask (`--url`, `--config`, `--user`).
     #[command(flatten)]
     pub remote: Remote,
     /// Print a JSON array instead of a table.

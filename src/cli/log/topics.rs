@@ -13,6 +13,7 @@ use crate::storage::PartitionSummary;
 /// `liteconnect topics`.
 #[derive(Debug, Args)]
 pub struct TopicsArgs {
+    /// The worker to ask (`--url`, `--config`, `--user`).
     #[command(flatten)]
     pub remote: Remote,
     /// Read the worker's database file (read-only) instead of asking a running worker.

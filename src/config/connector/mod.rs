@@ -14,7 +14,7 @@ mod definition;
 mod typed;
 mod validate;
 
-pub use super::keys;
+pub(crate) use super::keys;
 pub use definition::connector_config_def;
 pub use typed::{
     ConnectorConfig, ConnectorConfigError, ConverterRole, ErrorSettings, ToleranceType,

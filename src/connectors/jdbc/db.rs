@@ -76,12 +76,18 @@ fn fatal(message: impl Into<String>) -> DbError {
 /// Where and how to connect: `connection.url` with `connection.user`, `connection.password`.
 #[derive(Clone, Debug)]
 pub struct ConnSpec {
+    /// `connection.url`.
     pub url: String,
+    /// `connection.user` (PostgreSQL only).
+    #[cfg_attr(not(feature = "jdbc-postgres"), allow(dead_code))]
     pub user: Option<String>,
+    /// `connection.password` (PostgreSQL only).
+    #[cfg_attr(not(feature = "jdbc-postgres"), allow(dead_code))]
     pub password: Option<String>,
     /// The database is only read (the source).
     pub read_only: bool,
     /// `db.timezone`, set as the PostgreSQL session's time zone.
+    #[cfg_attr(not(feature = "jdbc-postgres"), allow(dead_code))]
     pub timezone: String,
 }
 

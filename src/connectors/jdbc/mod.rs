@@ -3,13 +3,13 @@
 //! mode, and a sink that inserts, upserts, updates or deletes rows. Keys, defaults, queries, record
 //! shapes and source offsets follow Confluent's; differences are listed in docs/connectors/jdbc.md.
 
-pub mod db;
+pub(crate) mod db;
 #[cfg(feature = "jdbc-postgres")]
 mod pg;
 pub mod sink;
-pub mod source;
+pub(crate) mod source;
 mod source_config;
-pub mod types;
+pub(crate) mod types;
 
 /// Why a `jdbc:postgresql:` URL fails in a build without the `jdbc-postgres` feature.
 pub const POSTGRES_MISSING: &str = "This build of liteconnect was made without the `jdbc-postgres` feature, which provides PostgreSQL (jdbc:postgresql: URLs) for io.confluent.connect.jdbc.JdbcSourceConnector and io.confluent.connect.jdbc.JdbcSinkConnector.";

@@ -442,6 +442,7 @@ pub fn param_for(schema: Option<&Schema>, value: &Value) -> Result<Param, String
 impl Param {
     /// The text PostgreSQL parses for a parameter of any column type (the sink binds every parameter
     /// in text format, so the column's own input function converts it).
+    #[cfg(any(test, feature = "jdbc-postgres"))]
     pub fn pg_text(&self) -> Option<String> {
         Some(match self {
             Param::Null => return None,

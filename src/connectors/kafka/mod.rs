@@ -8,8 +8,8 @@
 //! Both carry bytes as they are: their converters default to `ByteArrayConverter`.
 
 pub mod client;
-pub mod mirror;
-pub mod security;
+pub(crate) mod mirror;
+pub(crate) mod security;
 pub mod sink;
 
 use std::collections::BTreeMap;

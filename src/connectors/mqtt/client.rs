@@ -299,7 +299,7 @@ pub enum Event {
     /// A message arrived.
     Message(Message),
     /// The broker released a QoS 2 message (PUBREL) that this client had received.
-    Released(u16),
+    Released,
     /// An outgoing PUBLISH was written (its packet id; 0 for QoS 0).
     Sent(u16),
     /// The broker acknowledged an outgoing PUBLISH (PUBACK for QoS 1, PUBCOMP for QoS 2).
@@ -485,7 +485,7 @@ macro_rules! turn_of {
                 dup: $p.dup,
                 pkid: $p.pkid,
             }),
-            $ev::Incoming($pk::PubRel(r)) => Event::Released(r.pkid),
+            $ev::Incoming($pk::PubRel(_)) => Event::Released,
             $ev::Incoming($pk::PubAck(a)) => Event::Acked(a.pkid),
             $ev::Incoming($pk::PubComp(a)) => Event::Acked(a.pkid),
             $ev::Outgoing(rumqttc::Outgoing::Publish(pkid)) => Event::Sent(pkid),
@@ -722,8 +722,8 @@ impl Driver {
                         count = released.len(),
                         "Completed the QoS 2 releases the MQTT broker resumed."
                     );
-                    for pkid in released {
-                        let _ = self.tx.send(Event::Released(pkid));
+                    for _ in released {
+                        let _ = self.tx.send(Event::Released);
                     }
                     continue;
                 }

@@ -180,7 +180,7 @@ impl MqttSinkTask {
                 }
                 return Ok(true);
             }
-            Event::Message(_) | Event::Released(_) => {}
+            Event::Message(_) | Event::Released => {}
         }
         Ok(false)
     }

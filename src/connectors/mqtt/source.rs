@@ -160,7 +160,7 @@ impl MqttSourceTask {
                 keys::USERNAME,
                 keys::PASSWORD
             ))),
-            Event::Released(_) | Event::Sent(_) | Event::Acked(_) => Ok(None),
+            Event::Released | Event::Sent(_) | Event::Acked(_) => Ok(None),
             Event::Message(m) => {
                 if self.is_redelivery(&m) {
                     // Its first delivery is stored or about to be: acknowledged with the next commit.

@@ -162,11 +162,8 @@ pub struct CsvSettings {
     pub quote: u8,
     pub escape: Option<u8>,
     pub ignore_quotations: bool,
-    pub ignore_leading_whitespace: bool,
-    pub keep_carriage_return: bool,
     pub null_indicator: NullIndicator,
     pub first_row_as_header: bool,
-    pub case_sensitive_field_names: bool,
 }
 
 /// The schema settings of the CSV and JSON connectors.
@@ -176,8 +173,6 @@ pub struct SchemaSettings {
     pub key_schema: Option<SchemaRef>,
     /// `value.schema`, when given.
     pub value_schema: Option<SchemaRef>,
-    /// `schema.generation.enabled`.
-    pub generation_enabled: bool,
     /// `schema.generation.key.fields`.
     pub key_fields: Vec<String>,
     /// `schema.generation.key.name`.
@@ -419,7 +414,6 @@ fn schema_settings(
     SchemaSettings {
         key_schema,
         value_schema,
-        generation_enabled,
         key_fields: parsed.get_list(SCHEMA_GENERATION_KEY_FIELDS),
         key_name,
         value_name,
@@ -469,14 +463,11 @@ fn csv_settings(parsed: &ParsedConfig) -> CsvSettings {
         // The RFC 4180 parser knows no escape character: quotes are doubled.
         escape: (escape != 0 && !rfc).then_some(escape),
         ignore_quotations: flag_of(parsed, CSV_IGNORE_QUOTATIONS),
-        ignore_leading_whitespace: flag_of(parsed, CSV_IGNORE_LEADING_WHITESPACE) && !rfc,
-        keep_carriage_return: flag_of(parsed, CSV_KEEP_CARRIAGE_RETURN),
         null_indicator: match string(parsed, CSV_NULL_FIELD_INDICATOR).as_str() {
             "NEITHER" => NullIndicator::Neither,
             _ => NullIndicator::Empty,
         },
         first_row_as_header: flag_of(parsed, CSV_FIRST_ROW_AS_HEADER),
-        case_sensitive_field_names: flag_of(parsed, CSV_CASE_SENSITIVE_FIELD_NAMES),
     }
 }
 

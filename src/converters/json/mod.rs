@@ -140,6 +140,7 @@ impl JsonConverter {
         Ok(JsonConverter::new(JsonConverterConfig::from_map(config)?))
     }
 
+    #[cfg(any(test, feature = "http"))]
     /// Plain JSON without envelopes: what Kafka uses internally for offsets and configs.
     pub fn schemaless() -> Self {
         JsonConverter::new(JsonConverterConfig {
@@ -148,11 +149,7 @@ impl JsonConverter {
         })
     }
 
-    /// The settings in use.
-    pub fn config(&self) -> &JsonConverterConfig {
-        &self.config
-    }
-
+    #[cfg(test)]
     /// Kafka's `asJsonSchema`: the schema as JSON text (`{"type":"int32","optional":false}`).
     pub fn schema_to_json(&self, schema: &Schema) -> Result<String, DataError> {
         let mut out = String::new();
@@ -160,6 +157,7 @@ impl JsonConverter {
         Ok(out)
     }
 
+    #[cfg(test)]
     /// Kafka's `asConnectSchema`: a schema from its JSON text; `null` gives `None`.
     pub fn schema_from_json(&self, text: &str) -> Result<Option<SchemaRef>, DataError> {
         let node = parse_json(text.as_bytes())
@@ -261,6 +259,7 @@ impl Codec for JsonConverter {
     }
 }
 
+#[cfg(test)]
 /// A Connect value as a `serde_json::Value`, written exactly as the schemaless JsonConverter
 /// writes it (what Kafka stores for offsets and what its REST API shows for them). A null value
 /// without a schema is JSON `null`.
@@ -276,6 +275,7 @@ pub fn value_to_serde_json(
     }
 }
 
+#[cfg(any(test, feature = "http"))]
 /// A `serde_json::Value` read as the schemaless JsonConverter reads JSON: integers become
 /// `Int64`, other numbers `Float64`, objects string-keyed maps.
 pub fn value_from_serde_json(json: &serde_json::Value) -> Result<Value, DataError> {

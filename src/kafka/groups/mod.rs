@@ -65,7 +65,6 @@ struct Slot {
 
 struct Shared {
     store: Store,
-    node: Node,
     groups: Mutex<HashMap<String, Slot>>,
 }
 
@@ -121,12 +120,11 @@ fn spawn_timer(shared: Weak<Shared>, id: String, wake: Arc<Notify>) {
 }
 
 impl Groups {
-    /// A coordinator over the worker's store, answering `FindCoordinator` with `node`.
-    pub fn new(store: Store, node: Node) -> Groups {
+    /// A coordinator over the worker's store.
+    pub fn new(store: Store) -> Groups {
         Groups {
             shared: Arc::new(Shared {
                 store,
-                node,
                 groups: Mutex::new(HashMap::new()),
             }),
         }
@@ -155,15 +153,6 @@ impl Groups {
             // When in doubt, a connect- group stays read-only.
             Err(_) => true,
         }
-    }
-
-    /// FindCoordinator (group and transaction keys): always this node.
-    pub async fn find_coordinator(
-        &self,
-        request: FindCoordinatorRequest,
-        version: i16,
-    ) -> FindCoordinatorResponse {
-        self.find_coordinator_at(request, version, &self.shared.node)
     }
 
     /// FindCoordinator answered with `node`: the address of the listener the request came in on, so that
@@ -195,13 +184,8 @@ impl Groups {
         response.with_coordinators(coordinators)
     }
 
-    /// JoinGroup: waits until every known member has joined or the rebalance timeout ends.
-    pub async fn join_group(&self, request: JoinGroupRequest, version: i16) -> JoinGroupResponse {
-        self.join_group_from(request, version, ClientInfo::default())
-            .await
-    }
-
-    /// JoinGroup, with the client's id and address for DescribeGroups.
+    /// JoinGroup, with the client's id and address for DescribeGroups: waits until every known member
+    /// has joined or the rebalance timeout ends.
     pub async fn join_group_from(
         &self,
         request: JoinGroupRequest,

@@ -37,14 +37,29 @@ async fn open(dir: &Path) -> Store {
 }
 
 fn coordinator(store: Store) -> Arc<Groups> {
-    Arc::new(Groups::new(
-        store,
-        Node {
+    Arc::new(Groups::new(store))
+}
+
+impl Groups {
+    /// JoinGroup from a client that gave no id.
+    async fn join_group(&self, request: JoinGroupRequest, version: i16) -> JoinGroupResponse {
+        self.join_group_from(request, version, ClientInfo::default())
+            .await
+    }
+
+    /// FindCoordinator answered as the listener `localhost:9092` (node 1) answers it.
+    async fn find_coordinator(
+        &self,
+        request: FindCoordinatorRequest,
+        version: i16,
+    ) -> FindCoordinatorResponse {
+        let node = Node {
             id: 1,
             host: "localhost".into(),
             port: 9092,
-        },
-    ))
+        };
+        self.find_coordinator_at(request, version, &node)
+    }
 }
 
 fn join_request(member: &str, protocols: &[&str]) -> JoinGroupRequest {

@@ -23,6 +23,7 @@ use ring::rand::{SecureRandom, SystemRandom};
 
 pub use scram::{Hash, ITERATIONS};
 
+#[cfg(test)]
 /// The mechanisms this listener implements.
 pub const MECHANISMS: [&str; 3] = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
 
@@ -145,6 +146,7 @@ impl SaslSession {
         }
     }
 
+    #[cfg(test)]
     /// Fixes the server's part of the SCRAM nonce (for reproducing published test vectors).
     pub fn with_server_nonce(mut self, nonce: &str) -> SaslSession {
         self.server_nonce = Some(nonce.to_string());
