@@ -1,0 +1,57 @@
+//! Plugins that run as separate programs, in any language, found on `plugin.path`
+//! ([docs/plugins](../../../docs/plugins/protocol.md)): their manifests ([`manifest`]), the process and
+//! protocol framing ([`process`]), records on the protocol ([`data`]), and the connector and task
+//! objects the worker runs them through ([`connector`], [`source`]). Discovered classes become rows of
+//! the one plugin table, so REST, validation, the herder and the worker find them like built-in ones.
+
+mod connector;
+mod data;
+pub mod manifest;
+pub mod process;
+mod source;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::worker::WorkerConfig;
+use crate::connectors::ConnectorType;
+use crate::plugins::{PluginDesc, PluginKind};
+
+pub use connector::ExternalConnector;
+pub use manifest::{Discovered, Problem, MANIFEST};
+
+/// A string that lives as long as the worker: the plugin table's rows borrow their names forever, and
+/// discovery runs once per worker start.
+fn forever(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+/// The table row of a discovered class.
+fn row(d: Discovered) -> PluginDesc {
+    let kind = match d.kind {
+        PluginKind::Sink => ConnectorType::Sink,
+        _ => ConnectorType::Source,
+    };
+    let plugin = ExternalConnector::new(forever(d.class), kind, forever(d.version), d.spec);
+    PluginDesc::connector(Arc::new(plugin))
+}
+
+/// Finds the plugins on the worker's `plugin.path`, logs every manifest left out with its file and
+/// reason, and returns the rows to add to the plugin table with the problems found.
+pub fn discover(
+    config: &WorkerConfig,
+    builtin: &dyn Fn(&str) -> bool,
+) -> (Vec<PluginDesc>, Vec<Problem>) {
+    let limits = manifest::Limits {
+        request: Duration::from_millis(config.plugin_request_timeout_ms),
+        grace: Duration::from_millis(config.task_shutdown_graceful_timeout_ms),
+    };
+    let (found, problems) = manifest::discover(&config.plugin_path, limits, builtin);
+    for p in &problems {
+        tracing::error!(file = %p.file.display(), "The plugin manifest {} is left out: {}", p.file.display(), p.reason);
+    }
+    for d in &found {
+        tracing::info!(class = %d.class, version = %d.version, "Found the plugin {} {} in {}", d.class, d.version, d.manifest.display());
+    }
+    (found.into_iter().map(row).collect(), problems)
+}
