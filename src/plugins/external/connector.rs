@@ -231,7 +231,12 @@ impl ConnectorPlugin for ExternalConnector {
     }
 
     fn sink_task(&self) -> Option<Box<dyn SinkTask>> {
-        None
+        (self.kind == ConnectorType::Sink).then(|| {
+            Box::new(super::sink::ExternalSinkTask::new(
+                self.class,
+                self.spec.clone(),
+            )) as Box<dyn SinkTask>
+        })
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value as Json};
 use crate::converters::json::JsonConverter;
 use crate::converters::Converter;
 use crate::data::{Schema, SchemaAndValue, Value};
-use crate::record::{ConnectRecord, Header, SourceRecord};
+use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
 
 /// Connect data from its protocol form; `null` (or absent) is a null value without a schema.
 ///
@@ -47,6 +47,46 @@ pub fn data_from_json(
     converter
         .to_connect("", Some(&text))
         .map_err(|e| e.to_string())
+}
+
+/// Connect data in its protocol form: JsonConverter's envelope.
+///
+/// # Errors
+/// JsonConverter's message for a value that does not fit its schema.
+pub fn data_to_json(
+    schema: Option<&Schema>,
+    value: &Value,
+    converter: &JsonConverter,
+) -> Result<Json, String> {
+    match converter.from_connect("", schema, value) {
+        Ok(Some(bytes)) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+        Ok(None) => Ok(Json::Null),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A record given to a sink, in its protocol form.
+///
+/// # Errors
+/// As [`data_to_json`].
+pub fn sink_record(r: &SinkRecord, converter: &JsonConverter) -> Result<Json, String> {
+    let c = &r.record;
+    let headers = c
+        .headers
+        .iter()
+        .map(|h| {
+            Ok(json!({"key": h.key, "value": data_to_json(h.schema.as_deref(), &h.value, converter)?}))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(json!({
+        "topic": c.topic,
+        "partition": c.kafka_partition.unwrap_or(0),
+        "offset": r.kafka_offset,
+        "key": data_to_json(c.key_schema.as_deref(), &c.key, converter)?,
+        "value": data_to_json(c.value_schema.as_deref(), &c.value, converter)?,
+        "headers": headers,
+        "timestamp": c.timestamp,
+    }))
 }
 
 fn object(record: &Json, key: &str) -> Result<Option<Map<String, Json>>, String> {

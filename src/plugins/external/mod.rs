@@ -8,6 +8,7 @@ mod connector;
 mod data;
 pub mod manifest;
 pub mod process;
+mod sink;
 mod source;
 
 use std::sync::Arc;

@@ -65,12 +65,8 @@ fn offsets_answer(request: &Json, context: &dyn SourceTaskContext) -> Result<Jso
 
 impl SourceTask for ExternalSourceTask {
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError> {
-        let name = format!(
-            "{} task {}",
-            config.get("name").map_or("?", String::as_str),
-            config.get("task.id").map_or("?", String::as_str)
-        );
-        let mut process = PluginProcess::start(&self.spec, &name, self.class, "source_task")?;
+        let name = config.get("name").map_or(self.class, String::as_str);
+        let mut process = PluginProcess::start(&self.spec, name, self.class, "source_task")?;
         process.request_serving(
             &json!({"type": "start", "config": config}),
             "started",
