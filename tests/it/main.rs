@@ -33,6 +33,7 @@ mod mqtt;
 mod offsets;
 mod persistence;
 mod plugins;
+mod plugins_ext;
 mod rest_api;
 mod rest_polish;
 mod security;

@@ -163,7 +163,10 @@ impl PluginProcess {
             Some(stdin) => stdin.write_all(&line).and_then(|()| stdin.flush()),
             None => Err(std::io::Error::other("its input is closed")),
         };
-        written.map_err(|e| self.fatal(format!("Could not write to the plugin program: {e}")))
+        written.map_err(|e| {
+            let why = self.exit_note(format!("Could not write to the plugin program: {e}"));
+            self.fatal(why)
+        })
     }
 
     /// Sends `message` and waits for the answer whose `type` is `expect`.
@@ -217,7 +220,10 @@ impl PluginProcess {
         let wait = deadline.saturating_duration_since(Instant::now());
         let line = match self.lines.recv_timeout(wait) {
             Ok(Ok(line)) => line,
-            Ok(Err(why)) => return Err(self.fatal(why)),
+            Ok(Err(why)) => {
+                let why = self.exit_note(why);
+                return Err(self.fatal(why));
+            }
             Err(RecvTimeoutError::Timeout) => {
                 return Err(self.fatal(format!(
                     "The plugin program did not answer {} within {} ms (plugin.request.timeout.ms)",
@@ -237,6 +243,18 @@ impl PluginProcess {
                 Err(self.fatal(format!(
                     "The plugin program wrote something that is not a protocol message: {shown}"
                 )))
+            }
+        }
+    }
+
+    /// `why`, or how the program ended when it has (a closed pipe follows its exit by moments).
+    fn exit_note(&mut self, why: String) -> String {
+        let end = Instant::now() + Duration::from_millis(500);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => return format!("The plugin program exited ({status})"),
+                Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(2)),
+                _ => return why,
             }
         }
     }
