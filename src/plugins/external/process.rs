@@ -1,29 +1,26 @@
 //! One plugin program as a child process speaking the plugin protocol ([`docs/plugins/protocol.md`]):
-//! newline-delimited JSON on its stdin and stdout, its stderr lines in the worker's log under the
-//! name of what runs it, the last of them kept for a failed task's trace.
+//! newline-delimited JSON on its stdin and stdout; the process itself (its group, its stderr in the log,
+//! its end) is a [`Child`].
 //!
 //! Reading stdout runs on a thread of its own, so that a request waits for its answer with a deadline
 //! (`plugin.request.timeout.ms`), and a line longer than [`MAX_MESSAGE_BYTES`] is refused without being
 //! held in memory.
 
-use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::ChildStdin;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
+use crate::connectors::child::{describe_exit, Child, ChildSpec};
 use crate::connectors::TaskError;
 
 /// The protocol version this worker speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 /// The longest message a plugin may write, in bytes (one line of JSON).
 pub const MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
-/// How many of a plugin's last stderr lines a failed task's trace shows.
-const STDERR_TAIL: usize = 20;
 
 /// How to run a plugin program: the command of its manifest, resolved against its directory.
 #[derive(Clone, Debug)]
@@ -48,10 +45,6 @@ pub struct PluginProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<Line>,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
-    stderr_thread: Option<std::thread::JoinHandle<()>>,
-    /// The connector and task (or plugin) it runs for, in log lines and messages.
-    name: String,
     timeout: Duration,
     /// Set once the program broke the protocol or died: nothing more is sent.
     broken: bool,
@@ -79,18 +72,6 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Line>) {
     }
 }
 
-fn log_stderr(stderr: impl Read, name: String, tail: Arc<Mutex<VecDeque<String>>>) {
-    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-        tracing::info!(plugin = %name, "{line}");
-        if let Ok(mut tail) = tail.lock() {
-            if tail.len() == STDERR_TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
-    }
-}
-
 impl PluginProcess {
     /// Starts the program and agrees on the protocol version: the worker offers the versions it speaks
     /// with the class and role wanted, the program answers with the one it chose.
@@ -103,36 +84,22 @@ impl PluginProcess {
         class: &str,
         role: &str,
     ) -> Result<Self, TaskError> {
-        let mut command = Command::new(&spec.program);
-        command
-            .args(&spec.args)
-            .current_dir(&spec.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let mut child = command.spawn().map_err(|e| {
+        let mut child_spec = ChildSpec::new(spec.program.clone(), &spec.args, name);
+        child_spec.cwd = Some(spec.dir.clone());
+        let mut child = Child::spawn(&child_spec).map_err(|e| {
             TaskError::Fatal(format!(
                 "Could not start the plugin program {}: {e}",
                 spec.program.display()
             ))
         })?;
         let (tx, lines) = mpsc::channel();
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        if let Some(stdout) = child.stdout.take() {
+        if let Some(stdout) = child.take_stdout() {
             std::thread::spawn(move || read_lines(stdout, tx));
         }
-        let stderr_thread = child.stderr.take().map(|stderr| {
-            let (name, tail) = (name.to_owned(), stderr_tail.clone());
-            std::thread::spawn(move || log_stderr(stderr, name, tail))
-        });
         let mut process = PluginProcess {
-            stdin: child.stdin.take(),
+            stdin: child.take_stdin(),
             child,
             lines,
-            stderr_tail,
-            stderr_thread,
-            name: name.to_owned(),
             timeout: spec.timeout,
             broken: false,
         };
@@ -252,7 +219,9 @@ impl PluginProcess {
         let end = Instant::now() + Duration::from_millis(500);
         loop {
             match self.child.try_wait() {
-                Ok(Some(status)) => return format!("The plugin program exited ({status})"),
+                Ok(Some(status)) => {
+                    return format!("The plugin program exited ({})", describe_exit(status))
+                }
                 Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(2)),
                 _ => return why,
             }
@@ -261,10 +230,7 @@ impl PluginProcess {
 
     /// The last lines the program wrote to stderr.
     fn tail(&self) -> String {
-        self.stderr_tail
-            .lock()
-            .map(|t| t.iter().cloned().collect::<Vec<_>>().join("\n"))
-            .unwrap_or_default()
+        self.child.stderr_tail().text()
     }
 
     /// A fatal error of this program: `message`, then its stderr tail; the program is killed, since
@@ -272,14 +238,6 @@ impl PluginProcess {
     fn fatal(&mut self, message: String) -> TaskError {
         self.broken = true;
         self.kill();
-        // The stderr thread takes the program's last lines until the pipe closes, which a process that
-        // left the group may hold open: waited for a moment only.
-        if let Some(thread) = self.stderr_thread.take() {
-            let end = Instant::now() + Duration::from_millis(500);
-            while !thread.is_finished() && Instant::now() < end {
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        }
         with_tail(message, &self.tail())
     }
 
@@ -290,40 +248,18 @@ impl PluginProcess {
             let _ = self.send(&json!({"type": "stop"}));
         }
         self.stdin = None;
-        let end = Instant::now() + grace;
-        while Instant::now() < end {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.kill();
+        let _ = self.child.stop(grace);
     }
 
     /// Kills the program's process group (the program and anything it started) and reaps it.
     fn kill(&mut self) {
         self.stdin = None;
-        let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &group])
-            .stderr(Stdio::null())
-            .status();
         let _ = self.child.kill();
-        let _ = self.child.wait();
-        tracing::debug!(plugin = %self.name, "The plugin program has ended.");
     }
 
-    /// The program's process id.
+    /// The program's process id (its host's, which heads its process group).
     pub fn id(&self) -> u32 {
         self.child.id()
-    }
-}
-
-impl Drop for PluginProcess {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            self.kill();
-        }
     }
 }
 
