@@ -2,6 +2,7 @@
 //! plugins and hostile ones as real child processes.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
@@ -411,4 +412,157 @@ async fn a_killed_plugin_process_fails_its_task_and_a_restart_resumes_from_the_c
     let expected: Vec<i64> = (1..=got.len() as i64).collect();
     assert_eq!(got, expected, "none lost, none twice across the kill");
     bin.terminate();
+}
+
+/// The test plugins that misbehave (tests/plugins/hostile).
+fn hostile() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugins")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_plugins_fail_their_own_task_and_nothing_else() {
+    let dir = tempdir();
+    let pids = dir.path().join("pids.txt");
+    let bin = start(
+        dir.path(),
+        &[&examples(), &hostile()],
+        "plugin.request.timeout.ms=1500\ntask.shutdown.graceful.timeout.ms=500\n",
+    );
+    let api = bin.healthy_api().await;
+    create_through(
+        &api,
+        device(
+            "dev",
+            "readings",
+            json!({"interval.ms": "5", "batch.size": "5"}),
+        ),
+    )
+    .await;
+    let cases = [
+        (
+            "garbage",
+            "is not a protocol message: this is not a protocol message",
+        ),
+        ("huge", "wrote a message longer than 16777216 bytes"),
+        (
+            "silent",
+            "did not answer \"poll\" within 1500 ms (plugin.request.timeout.ms)",
+        ),
+        ("exit", "The plugin program exited (exit code 3)"),
+        ("fork", "did not answer \"poll\" within 1500 ms"),
+    ];
+    for (mode, _) in cases {
+        create_through(
+            &api,
+            json!({"name": mode, "config": {"connector.class": "test.HostileSourceConnector",
+                "topic": "hostile", "mode": mode, "pids.file": pids.display().to_string()}}),
+        )
+        .await;
+    }
+    for (mode, expected) in cases {
+        let trace = failed_trace(&api, mode).await;
+        assert!(trace.contains(expected), "{mode}: {trace}");
+        assert!(
+            trace.contains(&format!("hostile task in mode {mode}")),
+            "{mode}, the stderr tail: {trace}"
+        );
+    }
+    // The forked children went with the plugin's process group.
+    let forked: Vec<u32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(forked.len(), 3);
+    wait_until("the forked children gone", || async {
+        !forked.iter().any(|p| alive(*p))
+    })
+    .await;
+    // The worker and the well-behaved plugin carried on throughout.
+    let before = offset_seq(&api, "dev").await.unwrap_or(0);
+    wait_for("the device source still running", DEADLINE, || async {
+        offset_seq(&api, "dev").await.filter(|s| *s > before + 20)
+    })
+    .await;
+    assert_eq!(task_state(&api, "dev").await.0, "RUNNING");
+    bin.terminate();
+    let got = seqs(dir.path(), "readings");
+    assert_eq!(got, (1..=got.len() as i64).collect::<Vec<_>>());
+}
+
+/// Rounds of `kill -9` of the worker while a Python source emits, and the records it emits in all
+/// (`LITECONNECT_PLUGIN_KILLS` and `LITECONNECT_PLUGIN_RECORDS` change them).
+fn kill_loop_size() -> (usize, i64) {
+    let var = |k: &str, d: i64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    (
+        var("LITECONNECT_PLUGIN_KILLS", 20) as usize,
+        var("LITECONNECT_PLUGIN_RECORDS", 100_000),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_of_the_worker_while_a_python_source_emits_loses_and_repeats_nothing() {
+    let (kills, records) = kill_loop_size();
+    let started = std::time::Instant::now();
+    let dir = tempdir();
+    let mut bin = start(dir.path(), &[&examples()], "");
+    let api = bin.healthy_api().await;
+    let count = records.to_string();
+    create_through(
+        &api,
+        device(
+            "dev",
+            "readings",
+            json!({"count": count, "batch.size": "500"}),
+        ),
+    )
+    .await;
+    let mut rng = 0x5eed_f00d_u64;
+    for round in 0..kills {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        // Killed at a varying moment after some records of this run are committed.
+        let api = bin.api();
+        let at_least =
+            offset_seq(&api, "dev").await.unwrap_or(0).min(records - 1) + 1 + (rng % 500) as i64;
+        wait_for("records flowing before the kill", DEADLINE, || async {
+            offset_seq(&api, "dev")
+                .await
+                .filter(|s| *s >= at_least.min(records))
+        })
+        .await;
+        let plugins: Vec<u32> = descendants_of(bin.child.id());
+        bin.kill();
+        // No plugin process outlives the worker.
+        wait_until(
+            &format!("round {round}: the plugin processes gone"),
+            || async { !plugins.iter().any(|p| alive(*p)) },
+        )
+        .await;
+        bin = start(dir.path(), &[&examples()], "");
+    }
+    let api = bin.healthy_api().await;
+    wait_for(
+        "every record committed",
+        Duration::from_secs(600),
+        || async { offset_seq(&api, "dev").await.filter(|s| *s == records) },
+    )
+    .await;
+    bin.terminate();
+    let got = seqs(dir.path(), "readings");
+    assert_eq!(got.len() as i64, records, "none lost, none twice");
+    assert!(
+        got.iter().zip(1..).all(|(s, i)| *s == i),
+        "in order, each once"
+    );
+    eprintln!(
+        "plugin kill loop: {kills} kills of the worker, {records} records from a Python source, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }

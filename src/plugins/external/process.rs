@@ -37,8 +37,8 @@ pub struct ProgramSpec {
     pub grace: Duration,
 }
 
-/// What the stdout thread hands over: a line, or why there will be none.
-type Line = Result<Vec<u8>, String>;
+/// What the stdout thread hands over: a line, or why there will be none (`None`: the output closed).
+type Line = Result<Vec<u8>, Option<String>>;
 
 /// A running plugin program.
 pub struct PluginProcess {
@@ -58,12 +58,16 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Line>) {
             .take(MAX_MESSAGE_BYTES + 1)
             .read_until(b'\n', &mut buf);
         let line = match read {
-            Ok(0) => Err("The plugin program closed its output (it exited)".to_string()),
-            Ok(_) if buf.last() != Some(&b'\n') && buf.len() as u64 > MAX_MESSAGE_BYTES => Err(
-                format!("The plugin program wrote a message longer than {MAX_MESSAGE_BYTES} bytes"),
-            ),
+            Ok(0) => Err(None),
+            Ok(_) if buf.last() != Some(&b'\n') && buf.len() as u64 > MAX_MESSAGE_BYTES => {
+                Err(Some(format!(
+                    "The plugin program wrote a message longer than {MAX_MESSAGE_BYTES} bytes"
+                )))
+            }
             Ok(_) => Ok(buf),
-            Err(e) => Err(format!("Could not read the plugin program's output: {e}")),
+            Err(e) => Err(Some(format!(
+                "Could not read the plugin program's output: {e}"
+            ))),
         };
         let last = line.is_err();
         if tx.send(line).is_err() || last {
@@ -168,7 +172,7 @@ impl PluginProcess {
             let answer = self.receive(deadline, message)?;
             match answer.get("type").and_then(Json::as_str) {
                 Some(t) if t == expect => return Ok(answer),
-                Some("error") => return Err(plugin_error(&answer, &self.tail())),
+                Some("error") => return Err(plugin_error(&answer, || self.tail())),
                 Some(t) if t.ends_with("_request") => {
                     let reply = serve(&answer)?;
                     self.send(&reply)?;
@@ -187,8 +191,9 @@ impl PluginProcess {
         let wait = deadline.saturating_duration_since(Instant::now());
         let line = match self.lines.recv_timeout(wait) {
             Ok(Ok(line)) => line,
-            Ok(Err(why)) => {
-                let why = self.exit_note(why);
+            Ok(Err(Some(why))) => return Err(self.fatal(why)),
+            Ok(Err(None)) => {
+                let why = self.exit_note("The plugin program closed its output".into());
                 return Err(self.fatal(why));
             }
             Err(RecvTimeoutError::Timeout) => {
@@ -228,9 +233,22 @@ impl PluginProcess {
         }
     }
 
-    /// The last lines the program wrote to stderr.
+    /// The last lines the program wrote to stderr, once the log's reader has caught up: the program has
+    /// been killed, and the lines it wrote just before may still be on their way (waited for until they
+    /// stop changing, a quarter of a second at most when there are none, half a second in all).
     fn tail(&self) -> String {
-        self.child.stderr_tail().text()
+        let started = Instant::now();
+        let mut last = self.child.stderr_tail().text();
+        loop {
+            std::thread::sleep(Duration::from_millis(25));
+            let now = self.child.stderr_tail().text();
+            let waited = started.elapsed();
+            let settled = now == last && (!now.is_empty() || waited > Duration::from_millis(250));
+            if settled || waited > Duration::from_millis(500) {
+                return now;
+            }
+            last = now;
+        }
     }
 
     /// A fatal error of this program: `message`, then its stderr tail; the program is killed, since
@@ -275,7 +293,7 @@ fn with_tail(message: String, tail: &str) -> TaskError {
 
 /// The plugin's `error` message as a task error: retriable when it says so, else fatal with its trace
 /// (or its stderr tail).
-fn plugin_error(answer: &Json, tail: &str) -> TaskError {
+fn plugin_error(answer: &Json, tail: impl FnOnce() -> String) -> TaskError {
     let text = |k: &str| answer.get(k).and_then(Json::as_str).unwrap_or_default();
     let message = match text("message") {
         "" => "The plugin reported an error without a message".to_string(),
@@ -285,7 +303,7 @@ fn plugin_error(answer: &Json, tail: &str) -> TaskError {
         return TaskError::Retriable(message);
     }
     match text("trace") {
-        "" => with_tail(message, tail),
+        "" => with_tail(message, &tail()),
         trace => TaskError::Fatal(format!("{message}\n{trace}")),
     }
 }
