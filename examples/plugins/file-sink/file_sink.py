@@ -27,8 +27,19 @@ class AppendFileSinkTask(SinkTask):
         self.path = config.get("file")
         if not self.path:
             raise ConnectError("file is required")
+        self.cut_partial_line()
         self.out = open(self.path, "a")
         self.pending = {}
+
+    def cut_partial_line(self):
+        """A task killed mid-write may have left half a line: it is cut, and written again when the
+        worker redelivers what was not committed."""
+        if not os.path.exists(self.path):
+            return
+        with open(self.path, "rb+") as f:
+            data = f.read()
+            if data and not data.endswith(b"\n"):
+                f.truncate(data.rfind(b"\n") + 1)
 
     def put(self, records):
         for r in records:
