@@ -118,6 +118,8 @@ pub enum Factory {
         /// Its constructor.
         make: MakeTransform,
     },
+    /// A transformation run by a plugin program.
+    TransformationProgram(Arc<super::external::TransformationClass>),
     /// A predicate.
     Predicate {
         /// Its config definition.
@@ -170,6 +172,7 @@ impl PluginDesc {
             | Factory::HeaderConverter { def, .. }
             | Factory::Transformation { def, .. }
             | Factory::Predicate { def, .. } => def(),
+            Factory::TransformationProgram(t) => t.program.config_def(),
         }
     }
 

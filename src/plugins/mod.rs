@@ -324,7 +324,9 @@ mod tests {
                 Factory::Connector(ref p) => p.connector_type().into(),
                 Factory::Converter { .. } => PluginKind::Converter,
                 Factory::HeaderConverter { .. } => PluginKind::HeaderConverter,
-                Factory::Transformation { .. } => PluginKind::Transformation,
+                Factory::Transformation { .. } | Factory::TransformationProgram(_) => {
+                    PluginKind::Transformation
+                }
                 Factory::Predicate { .. } => PluginKind::Predicate,
             };
             assert_eq!(factory_kind, r.kind, "{}", r.class);

@@ -62,6 +62,9 @@ pub fn configure_transformation(
     props: &Props,
 ) -> Result<Box<dyn Transformation>, ConfigError> {
     let found = transformation(class_or_alias);
+    if let Some(Factory::TransformationProgram(program)) = found.map(|r| &r.factory) {
+        return program.configure(props);
+    }
     configure(class_or_alias, props, found, |f| match f {
         Factory::Transformation { make, .. } => Some(*make),
         _ => None,

@@ -663,3 +663,67 @@ async fn a_sink_plugin_killed_mid_batch_gets_again_only_what_was_not_committed()
     }
     eprintln!("sink plugin killed: committed {committed}, {repeats} records written again");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transformation_plugin_runs_in_the_source_pipeline() {
+    let dir = tempdir();
+    let bin = start(dir.path(), &[&examples()], "");
+    let api = bin.healthy_api().await;
+    let all = api
+        .get("/connector-plugins?connectorsOnly=false")
+        .await
+        .unwrap()
+        .1;
+    assert!(
+        all.as_array().unwrap().iter().any(|p| p["class"]
+            == "com.example.transforms.CelsiusToFahrenheit"
+            && p["type"] == "transformation"
+            && p["version"] == "1.0.0"),
+        "{all}"
+    );
+    let (status, keys) = api
+        .get("/connector-plugins/CelsiusToFahrenheit/config")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(keys[0]["name"], "field", "{keys}");
+    create_through(
+        &api,
+        device(
+            "dev",
+            "readings",
+            json!({"count": "200", "transforms": "f", "transforms.f.type": "CelsiusToFahrenheit"}),
+        ),
+    )
+    .await;
+    wait_for("200 readings", DEADLINE, || async {
+        offset_seq(&api, "dev").await.filter(|s| *s == 200)
+    })
+    .await;
+    bin.terminate();
+    let db = dir.path().join("bin.db").display().to_string();
+    let (code, out, err) = run_binary(
+        dir.path(),
+        &[
+            "consume",
+            "readings",
+            "--from-beginning",
+            "--max",
+            "50",
+            "--db",
+            &db,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    for line in out.lines() {
+        let v: Json = serde_json::from_str(line).unwrap();
+        let seq = v["seq"].as_f64().unwrap();
+        let celsius = ((20.0 + 5.0 * (seq / 10.0).sin()) * 1000.0).round() / 1000.0;
+        let fahrenheit = v["reading"].as_f64().unwrap();
+        assert!(
+            (fahrenheit - (celsius * 9.0 / 5.0 + 32.0)).abs() < 0.01,
+            "{line}"
+        );
+    }
+    assert_eq!(out.lines().count(), 50);
+}

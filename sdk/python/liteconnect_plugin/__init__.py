@@ -45,6 +45,7 @@ __all__ = [
     "SinkTask",
     "SourceConnector",
     "SourceTask",
+    "Transformation",
     "log",
     "raw",
     "run",
@@ -90,11 +91,13 @@ def raw(data):
     return Data({"bytes": base64.b64encode(bytes(data)).decode("ascii")})
 
 
-def _data(value):
-    if value is None:
-        return None
+def _data(value, schema=None):
     if isinstance(value, Data):
         return value.json
+    if schema is not None:
+        return with_schema(schema, value).json
+    if value is None:
+        return None
     if isinstance(value, (bytes, bytearray)):
         return raw(value).json
     return schemaless(value).json
@@ -114,9 +117,14 @@ class Record:
         self.timestamp = timestamp
         self.partition = partition
         self.offset = None
+        self.key_schema = None
+        self.value_schema = None
 
     def to_json(self):
-        out = {"topic": self.topic, "key": _data(self.key), "value": _data(self.value)}
+        """The protocol form. A plain key or value is sent with ``key_schema``/``value_schema`` when
+        set (records a worker gave keep theirs), else schemaless."""
+        out = {"topic": self.topic, "key": _data(self.key, self.key_schema),
+               "value": _data(self.value, self.value_schema)}
         if self.source_partition is not None:
             out["source_partition"] = self.source_partition
         if self.source_offset is not None:
@@ -215,6 +223,24 @@ class SinkTask:
         return offsets
 
     def stop(self):
+        pass
+
+
+class Transformation:
+    """A single message transformation: ``apply`` returns the record (changed or not), or None to
+    drop it. A record's ``value`` and ``key`` are plain values with ``value_schema`` and
+    ``key_schema`` kept, so a changed value keeps its schema unless it is given a new one."""
+
+    def config_def(self):
+        return []
+
+    def configure(self, config):
+        pass
+
+    def apply(self, record):
+        return record
+
+    def close(self):
         pass
 
 
@@ -363,9 +389,33 @@ def _serve_sink(channel, task):
         channel.write(answer)
 
 
-def run(connector, source_task=None, sink_task=None, stdin=None, stdout=None):
+def _serve_transformation(channel, transformation):
+    while True:
+        msg = channel.read()
+        if msg is None or msg.get("type") == "stop":
+            transformation.close()
+            return
+        kind = msg.get("type")
+        try:
+            if kind == "config_def":
+                answer = {"type": "config_def", "keys": [k.to_json() for k in transformation.config_def()]}
+            elif kind == "start":
+                transformation.configure(msg.get("config", {}))
+                answer = {"type": "started"}
+            elif kind == "transform":
+                out = transformation.apply(_record_in(msg.get("record", {})))
+                answer = {"type": "transformed", "record": None if out is None else out.to_json()}
+            else:
+                answer = {"type": "error", "retriable": False, "message": "unknown request %s" % kind}
+        except Exception as exc:
+            answer = _error(exc)
+        channel.write(answer)
+
+
+def run(connector=None, source_task=None, sink_task=None, transformation=None, stdin=None,
+        stdout=None):
     """Serves one plugin process: the worker says in its first message which class and role it runs
-    (the connector, or a task); ``connector``, ``source_task`` and ``sink_task`` are classes."""
+    (a connector, one of its tasks, or a transformation); the arguments are classes."""
     channel = _Channel(stdin or sys.stdin, stdout or sys.stdout)
     hello = channel.read()
     if hello is None:
@@ -377,8 +427,10 @@ def run(connector, source_task=None, sink_task=None, stdin=None, stdout=None):
     channel.write({"type": "hello", "protocol": PROTOCOL_VERSION})
     role = hello.get("role")
     try:
-        if role == "connector":
+        if role == "connector" and connector is not None:
             _serve_connector(channel, connector())
+        elif role == "transformation" and transformation is not None:
+            _serve_transformation(channel, transformation())
         elif role == "source_task" and source_task is not None:
             _serve_source(channel, source_task())
         elif role == "sink_task" and sink_task is not None:

@@ -65,12 +65,11 @@ pub fn data_to_json(
     }
 }
 
-/// A record given to a sink, in its protocol form.
+/// A record in its protocol form (without the source or sink parts).
 ///
 /// # Errors
 /// As [`data_to_json`].
-pub fn sink_record(r: &SinkRecord, converter: &JsonConverter) -> Result<Json, String> {
-    let c = &r.record;
+pub fn record_to_json(c: &ConnectRecord, converter: &JsonConverter) -> Result<Json, String> {
     let headers = c
         .headers
         .iter()
@@ -80,13 +79,22 @@ pub fn sink_record(r: &SinkRecord, converter: &JsonConverter) -> Result<Json, St
         .collect::<Result<Vec<_>, String>>()?;
     Ok(json!({
         "topic": c.topic,
-        "partition": c.kafka_partition.unwrap_or(0),
-        "offset": r.kafka_offset,
+        "partition": c.kafka_partition,
         "key": data_to_json(c.key_schema.as_deref(), &c.key, converter)?,
         "value": data_to_json(c.value_schema.as_deref(), &c.value, converter)?,
         "headers": headers,
         "timestamp": c.timestamp,
     }))
+}
+
+/// A record given to a sink, in its protocol form: the record with its offset.
+///
+/// # Errors
+/// As [`data_to_json`].
+pub fn sink_record(r: &SinkRecord, converter: &JsonConverter) -> Result<Json, String> {
+    let mut j = record_to_json(&r.record, converter)?;
+    j["offset"] = json!(r.kafka_offset);
+    Ok(j)
 }
 
 fn object(record: &Json, key: &str) -> Result<Option<Map<String, Json>>, String> {
@@ -97,11 +105,11 @@ fn object(record: &Json, key: &str) -> Result<Option<Map<String, Json>>, String>
     }
 }
 
-/// A source record from its protocol form.
+/// A record from its protocol form.
 ///
 /// # Errors
 /// What is wrong with it.
-pub fn source_record(record: &Json, converter: &JsonConverter) -> Result<SourceRecord, String> {
+pub fn record_from_json(record: &Json, converter: &JsonConverter) -> Result<ConnectRecord, String> {
     let topic = record
         .get("topic")
         .and_then(Json::as_str)
@@ -138,19 +146,27 @@ pub fn source_record(record: &Json, converter: &JsonConverter) -> Result<SourceR
                 .ok_or("\"partition\" is not a partition number")?,
         ),
     };
+    Ok(ConnectRecord {
+        topic: topic.to_owned(),
+        kafka_partition: partition,
+        key_schema: key.schema,
+        key: key.value,
+        value_schema: value.schema,
+        value: value.value,
+        timestamp: record.get("timestamp").and_then(Json::as_i64),
+        headers,
+    })
+}
+
+/// A source record from its protocol form: the record with its source partition and offset.
+///
+/// # Errors
+/// What is wrong with it.
+pub fn source_record(record: &Json, converter: &JsonConverter) -> Result<SourceRecord, String> {
     Ok(SourceRecord {
         source_partition: object(record, "source_partition")?,
         source_offset: object(record, "source_offset")?,
-        record: ConnectRecord {
-            topic: topic.to_owned(),
-            kafka_partition: partition,
-            key_schema: key.schema,
-            key: key.value,
-            value_schema: value.schema,
-            value: value.value,
-            timestamp: record.get("timestamp").and_then(Json::as_i64),
-            headers,
-        },
+        record: record_from_json(record, converter)?,
     })
 }
 

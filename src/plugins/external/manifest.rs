@@ -97,8 +97,9 @@ fn kind_of(name: &str) -> Result<PluginKind, String> {
     match name {
         "source" => Ok(PluginKind::Source),
         "sink" => Ok(PluginKind::Sink),
-        "transformation" | "predicate" => Err(format!(
-            "type \"{name}\" is not supported by this worker yet (source and sink are)"
+        "transformation" => Ok(PluginKind::Transformation),
+        "predicate" => Err(format!(
+            "type \"{name}\" is not supported by this worker yet (source, sink and transformation are)"
         )),
         _ => Err(format!(
             "type \"{name}\" is not one of source, sink, transformation, predicate"

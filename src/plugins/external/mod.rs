@@ -8,18 +8,21 @@ mod connector;
 mod data;
 pub mod manifest;
 pub mod process;
+mod program;
 mod sink;
 mod source;
+mod transform;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::worker::WorkerConfig;
 use crate::connectors::ConnectorType;
-use crate::plugins::{PluginDesc, PluginKind};
+use crate::plugins::{Factory, PluginDesc, PluginKind};
 
 pub use connector::ExternalConnector;
 pub use manifest::{Discovered, Problem, MANIFEST};
+pub use transform::TransformationClass;
 
 /// A string that lives as long as the worker: the plugin table's rows borrow their names forever, and
 /// discovery runs once per worker start.
@@ -29,12 +32,26 @@ fn forever(s: String) -> &'static str {
 
 /// The table row of a discovered class.
 fn row(d: Discovered) -> PluginDesc {
+    let (class, version) = (forever(d.class), forever(d.version));
     let kind = match d.kind {
         PluginKind::Sink => ConnectorType::Sink,
-        _ => ConnectorType::Source,
+        PluginKind::Source => ConnectorType::Source,
+        kind => {
+            let program = program::ProgramClass::new(class, version, d.spec, "transformation");
+            let factory = Factory::TransformationProgram(Arc::new(TransformationClass {
+                program: Arc::new(program),
+            }));
+            return PluginDesc {
+                class,
+                kind,
+                version,
+                factory,
+            };
+        }
     };
-    let plugin = ExternalConnector::new(forever(d.class), kind, forever(d.version), d.spec);
-    PluginDesc::connector(Arc::new(plugin))
+    PluginDesc::connector(Arc::new(ExternalConnector::new(
+        class, kind, version, d.spec,
+    )))
 }
 
 /// Finds the plugins on the worker's `plugin.path`, logs every manifest left out with its file and
