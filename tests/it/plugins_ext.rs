@@ -727,3 +727,31 @@ async fn a_transformation_plugin_runs_in_the_source_pipeline() {
     }
     assert_eq!(out.lines().count(), 50);
 }
+
+#[test]
+fn liteconnect_validate_checks_a_plugin_connector_offline_with_its_plugin_path() {
+    let dir = tempdir();
+    let file = dir.path().join("dev.json");
+    std::fs::write(
+        &file,
+        device("dev", "t", json!({"interval.ms": "-3"})).to_string(),
+    )
+    .unwrap();
+    let file = file.display().to_string();
+    let path = examples().display().to_string();
+    let (code, out, err) = run_binary(dir.path(), &["validate", "--plugin-path", &path, &file]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains("interval.ms must be a number of at least 0"),
+        "{out}{err}"
+    );
+    std::fs::write(&file, device("dev", "t", json!({})).to_string()).unwrap();
+    let (code, out, err) = run_binary(dir.path(), &["validate", "--plugin-path", &path, &file]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = run_binary(dir.path(), &["validate", &file]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("DeviceSourceConnector") || !err.is_empty(),
+        "{err}"
+    );
+}
