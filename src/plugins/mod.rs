@@ -94,7 +94,7 @@ fn installed() -> &'static Table {
         return table;
     }
     let mut slot = TABLE.write().expect("plugin table lock");
-    *slot.get_or_insert_with(|| table_of(table::rows()))
+    slot.get_or_insert_with(|| table_of(table::rows()))
 }
 
 /// Finds the plugin programs on the worker's `plugin.path` and makes the plugin table the built-in rows
