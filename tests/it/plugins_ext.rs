@@ -57,7 +57,11 @@ fn seqs(dir: &Path, topic: &str) -> Vec<i64> {
     let status = wait_for_blocking("consume to finish", DEADLINE * 3, || {
         child.try_wait().expect("wait")
     });
-    assert!(status.success(), "consume: {status}");
+    assert!(
+        status.success(),
+        "consume: {status}: {:?}",
+        std::fs::read_to_string(&out)
+    );
     lines(&out)
         .iter()
         .map(|l| {
@@ -754,4 +758,77 @@ fn liteconnect_validate_checks_a_plugin_connector_offline_with_its_plugin_path()
         err.contains("DeviceSourceConnector") || !err.is_empty(),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retriable_plugin_error_keeps_the_task_running_with_the_trace() {
+    let dir = tempdir();
+    let bin = start(dir.path(), &[&hostile()], "");
+    let api = bin.healthy_api().await;
+    create_through(
+        &api,
+        json!({"name": "flaky", "config": {"connector.class": "test.HostileSourceConnector",
+            "topic": "f", "mode": "flaky"}}),
+    )
+    .await;
+    let trace = wait_for("the retriable error shown", DEADLINE, || async {
+        let (state, trace) = task_state(&api, "flaky").await;
+        (state == "RUNNING" && trace.contains("device busy")).then_some(trace)
+    })
+    .await;
+    assert!(trace.contains("RetriableException"), "{trace}");
+    wait_for(
+        "records after the retries, the trace cleared",
+        DEADLINE,
+        || async {
+            let o = api.get("/connectors/flaky/offsets").await.unwrap().1;
+            let n = o["offsets"][0]["offset"]["n"].as_i64()?;
+            let (state, trace) = task_state(&api, "flaky").await;
+            (n >= 6 && state == "RUNNING" && trace.is_empty()).then_some(())
+        },
+    )
+    .await;
+    // Paused, the flow stops without the process being stopped; resumed, it goes on.
+    let (code, _) = api.put_empty("/connectors/flaky/pause").await.unwrap();
+    assert_eq!(code, 202);
+    wait_until("paused", || async {
+        task_state(&api, "flaky").await.0 == "PAUSED"
+    })
+    .await;
+    let plugins = descendants_of(bin.child.id());
+    assert!(!plugins.is_empty());
+    let (code, _) = api.put_empty("/connectors/flaky/resume").await.unwrap();
+    assert_eq!(code, 202);
+    wait_until("running again", || async {
+        task_state(&api, "flaky").await.0 == "RUNNING"
+    })
+    .await;
+    assert!(
+        plugins.iter().all(|p| alive(*p)),
+        "the same processes after a pause"
+    );
+    bin.terminate();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_tolerance_applies_to_a_plugin_transformation_s_errors() {
+    let dir = tempdir();
+    let bin = start(dir.path(), &[&examples(), &hostile()], "");
+    let api = bin.healthy_api().await;
+    let failing = json!({"count": "100", "transforms": "x", "transforms.x.type": "test.FailingTransformation"});
+    let mut tolerant = failing.clone();
+    tolerant["errors.tolerance"] = json!("all");
+    create_through(&api, device("tolerant", "kept", tolerant)).await;
+    create_through(&api, device("strict", "strict", failing)).await;
+    wait_for("every reading handled", DEADLINE, || async {
+        offset_seq(&api, "tolerant").await.filter(|s| *s == 100)
+    })
+    .await;
+    let trace = failed_trace(&api, "strict").await;
+    assert!(trace.contains("seq 10 refused"), "{trace}");
+    // Nothing of the failed batch is stored, its offsets neither.
+    assert_eq!(offset_seq(&api, "strict").await, None);
+    bin.terminate();
+    let kept = seqs(dir.path(), "kept");
+    assert_eq!(kept, (1..=100).filter(|s| s % 10 != 0).collect::<Vec<_>>());
 }

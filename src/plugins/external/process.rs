@@ -275,6 +275,11 @@ impl PluginProcess {
         let _ = self.child.kill();
     }
 
+    /// Whether the program broke the protocol or ended: nothing more can be asked of it.
+    pub fn is_broken(&self) -> bool {
+        self.broken
+    }
+
     /// The program's process id (its host's, which heads its process group).
     pub fn id(&self) -> u32 {
         self.child.id()

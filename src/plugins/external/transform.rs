@@ -79,8 +79,8 @@ impl ProgramTransformation {
             &json!({"type": "transform", "record": record}),
             "transformed",
         );
-        if answer.is_err() {
-            // Started again for the next record: a record error must not end the transformation.
+        if process.is_broken() {
+            // Started again for the next record: one record's failure does not end the transformation.
             *slot = None;
         }
         answer.map_err(|e| e.to_string())

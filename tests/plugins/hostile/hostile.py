@@ -1,6 +1,9 @@
 """A source plugin that misbehaves once its task runs, as its config's `mode` says: `garbage` (a line
 that is not JSON), `huge` (a 100 MB message), `silent` (never answers a poll), `exit` (exits at once
-when started), `fork` (starts children, writing their pids to `pids.file`, then never answers)."""
+when started), `fork` (starts children, writing their pids to `pids.file`, then never answers),
+`flaky` (its first three polls fail as retriable, then it emits one record a poll).
+
+As a transformation, it fails every record whose value's `seq` is a multiple of 10."""
 
 import json
 import subprocess
@@ -21,6 +24,21 @@ def main():
     for line in sys.stdin:
         msg = json.loads(line)
         kind = msg["type"]
+        if role == "transformation":
+            if kind == "start":
+                send({"type": "started"})
+            elif kind == "transform":
+                record = msg["record"]
+                seq = ((record.get("value") or {}).get("payload") or {}).get("seq", 1)
+                if seq % 10 == 0:
+                    send({"type": "error", "retriable": False, "message": "seq %d refused" % seq})
+                else:
+                    send({"type": "transformed", "record": record})
+            elif kind == "config_def":
+                send({"type": "config_def", "keys": []})
+            else:
+                return
+            continue
         if role == "connector":
             if kind == "config_def":
                 send({"type": "config_def", "keys": [{"name": "mode", "type": "STRING"}]})
@@ -47,6 +65,16 @@ def main():
             if mode == "garbage":
                 sys.stdout.write("this is not a protocol message\n")
                 sys.stdout.flush()
+            elif mode == "flaky":
+                polls = config.get("_polls", 0) + 1
+                config["_polls"] = polls
+                if polls <= 3:
+                    send({"type": "error", "retriable": True, "message": "device busy, poll %d" % polls})
+                else:
+                    send({"type": "records", "records": [{
+                        "topic": config["topic"], "source_partition": {"p": 0},
+                        "source_offset": {"n": polls}, "value": {"schema": None, "payload": polls}}],
+                        "idle_ms": 50})
             elif mode == "huge":
                 sys.stdout.write('{"type": "records", "records": [], "padding": "')
                 chunk = "x" * (1024 * 1024)
