@@ -832,3 +832,85 @@ async fn errors_tolerance_applies_to_a_plugin_transformation_s_errors() {
     let kept = seqs(dir.path(), "kept");
     assert_eq!(kept, (1..=100).filter(|s| s % 10 != 0).collect::<Vec<_>>());
 }
+
+/// The Rust SDK's example source, built with cargo into a target directory of its own (kept between
+/// runs), copied into a plugin directory with its manifest.
+fn rust_counter_plugin(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let target = root.join("target/plugin-sdk");
+    let status =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "build",
+                "--quiet",
+                "--locked",
+                "-p",
+                "liteconnect-plugin",
+                "--example",
+                "counter_source",
+                "--target-dir",
+            ])
+            .arg(&target)
+            .current_dir(root)
+            .status()
+            .expect("cargo");
+    assert!(status.success(), "building the Rust SDK's example");
+    let plugin = dir.join("rust-plugins/counter");
+    std::fs::create_dir_all(&plugin).unwrap();
+    std::fs::copy(
+        target.join("debug/examples/counter_source"),
+        plugin.join("counter_source"),
+    )
+    .unwrap();
+    std::fs::write(
+        plugin.join("liteconnect-plugin.json"),
+        json!({"plugins": [{"class": "com.example.CounterSourceConnector", "type": "source",
+            "version": "0.1.0", "command": ["./counter_source"]}]})
+        .to_string(),
+    )
+    .unwrap();
+    dir.join("rust-plugins")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rust_sdk_source_end_to_end() {
+    let dir = tempdir();
+    let plugins = rust_counter_plugin(dir.path());
+    let bin = start(dir.path(), &[&plugins], "");
+    let api = bin.healthy_api().await;
+    let (status, keys) = api
+        .get("/connector-plugins/CounterSource/config")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(keys[0]["name"], "topic", "{keys}");
+    create_through(
+        &api,
+        json!({"name": "count", "config": {"connector.class": "CounterSource", "topic": "counts",
+            "count": "5000", "batch.size": "700"}}),
+    )
+    .await;
+    wait_for("5,000 counts", DEADLINE, || async {
+        let o = api.get("/connectors/count/offsets").await.unwrap().1;
+        o["offsets"][0]["offset"]["n"]
+            .as_i64()
+            .filter(|n| *n == 5000)
+    })
+    .await;
+    bin.terminate();
+    let db = dir.path().join("bin.db").display().to_string();
+    let (code, out, err) = run_binary(
+        dir.path(),
+        &[
+            "consume",
+            "counts",
+            "--from-beginning",
+            "--max",
+            "3",
+            "--db",
+            &db,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "1\n2\n3\n");
+}
