@@ -97,6 +97,26 @@ pub fn sink_record(r: &SinkRecord, converter: &JsonConverter) -> Result<Json, St
     Ok(j)
 }
 
+/// A schemaless payload as JsonConverter reads one: integers `Int64`, other numbers `Float64`, objects
+/// maps with string keys (without writing it out and parsing it again).
+fn schemaless(j: &Json) -> Value {
+    match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => n.as_i64().map_or_else(
+            || Value::Float64(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Int64,
+        ),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(items) => Value::Array(items.iter().map(schemaless).collect()),
+        Json::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (Value::String(k.clone()), schemaless(v)))
+                .collect(),
+        ),
+    }
+}
+
 fn object(record: &Json, key: &str) -> Result<Option<Map<String, Json>>, String> {
     match record.get(key) {
         None | Some(Json::Null) => Ok(None),
@@ -173,6 +193,15 @@ pub fn source_record(record: &Json, converter: &JsonConverter) -> Result<SourceR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schemaless_payloads_read_as_json_converter_reads_them() {
+        let sample = json!({"a": [1, 2.5, "x", null, true], "b": {"c": -7}, "d": 1e300});
+        assert_eq!(
+            schemaless(&sample),
+            crate::converters::json::value_from_serde_json(&sample).unwrap()
+        );
+    }
 
     #[test]
     fn envelopes_bytes_and_nulls_become_connect_data() {
