@@ -36,13 +36,16 @@ pub fn data_from_json(
             Value::Bytes(bytes),
         ));
     }
-    if !m.contains_key("payload") {
+    let Some(payload) = m.get("payload") else {
         return Err(format!(
             "{j} is neither {{\"schema\", \"payload\"}} nor {{\"bytes\"}}"
         ));
+    };
+    if m.get("schema").is_none_or(Json::is_null) {
+        return Ok(SchemaAndValue::new(None, schemaless(payload)));
     }
     let envelope =
-        json!({"schema": m.get("schema").cloned().unwrap_or(Json::Null), "payload": m["payload"]});
+        json!({"schema": m.get("schema").cloned().unwrap_or(Json::Null), "payload": payload});
     let text = serde_json::to_vec(&envelope).map_err(|e| e.to_string())?;
     converter
         .to_connect("", Some(&text))

@@ -202,7 +202,9 @@ pub fn discover(
 ) -> (Vec<Discovered>, Vec<Problem>) {
     let (files, mut problems) = manifests(paths);
     let mut found: Vec<Discovered> = Vec::new();
-    let mut owners: BTreeMap<String, PathBuf> = BTreeMap::new();
+    // Who provides each class: its kind, and each version with its manifest (KIP-891: several versions
+    // of one class may be installed, each once).
+    let mut owners: BTreeMap<String, (PluginKind, BTreeMap<String, PathBuf>)> = BTreeMap::new();
     for file in files {
         let classes = match read(&file, limits) {
             Ok(c) => c,
@@ -213,19 +215,38 @@ pub fn discover(
         };
         let clash = classes.iter().find_map(|d| {
             if builtin(&d.class) {
-                Some(format!("{} clashes with a built-in plugin", d.class))
-            } else {
-                owners
-                    .get(&d.class)
-                    .map(|other| format!("{} is already provided by {}", d.class, other.display()))
+                return Some(format!("{} clashes with a built-in plugin", d.class));
             }
+            let (kind, versions) = owners.get(&d.class)?;
+            if *kind != d.kind {
+                let other = versions.values().next()?;
+                return Some(format!(
+                    "{} is a {} here but a {} in {}",
+                    d.class,
+                    d.kind.as_str(),
+                    kind.as_str(),
+                    other.display()
+                ));
+            }
+            versions.get(&d.version).map(|other| {
+                format!(
+                    "{} {} is already provided by {}",
+                    d.class,
+                    d.version,
+                    other.display()
+                )
+            })
         });
         if let Some(reason) = clash {
             problems.push(Problem { file, reason });
             continue;
         }
         for d in &classes {
-            owners.insert(d.class.clone(), file.clone());
+            owners
+                .entry(d.class.clone())
+                .or_insert_with(|| (d.kind, BTreeMap::new()))
+                .1
+                .insert(d.version.clone(), file.clone());
         }
         found.extend(classes);
     }

@@ -12,6 +12,7 @@ mod program;
 mod sink;
 mod source;
 mod transform;
+mod version;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,28 +31,37 @@ fn forever(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
-/// The table row of a discovered class.
-fn row(d: Discovered) -> PluginDesc {
-    let (class, version) = (forever(d.class), forever(d.version));
-    let kind = match d.kind {
+/// The table row of a discovered class, from its installed versions (one or more, same kind).
+fn row(mut versions: Vec<Discovered>) -> Option<PluginDesc> {
+    versions.sort_by(|a, b| version::compare(&a.version, &b.version));
+    let first = versions.first()?;
+    let class = forever(first.class.clone());
+    let kind = match first.kind {
         PluginKind::Sink => ConnectorType::Sink,
         PluginKind::Source => ConnectorType::Source,
         kind => {
-            let program = program::ProgramClass::new(class, version, d.spec, "transformation");
+            // Transformations run in the newest version installed.
+            let newest = versions.pop()?;
+            let version = forever(newest.version);
+            let program = program::ProgramClass::new(class, version, newest.spec, "transformation");
             let factory = Factory::TransformationProgram(Arc::new(TransformationClass {
                 program: Arc::new(program),
             }));
-            return PluginDesc {
+            return Some(PluginDesc {
                 class,
                 kind,
                 version,
                 factory,
-            };
+            });
         }
     };
-    PluginDesc::connector(Arc::new(ExternalConnector::new(
-        class, kind, version, d.spec,
-    )))
+    let versions = versions
+        .into_iter()
+        .map(|d| (class, forever(d.version), d.spec))
+        .collect();
+    Some(PluginDesc::connector(Arc::new(ExternalConnector::new(
+        kind, versions,
+    ))))
 }
 
 /// Finds the plugins on the worker's `plugin.path`, logs every manifest left out with its file and
@@ -71,5 +81,9 @@ pub fn discover(
     for d in &found {
         tracing::info!(class = %d.class, version = %d.version, "Found the plugin {} {} in {}", d.class, d.version, d.manifest.display());
     }
-    (found.into_iter().map(row).collect(), problems)
+    let mut by_class: std::collections::BTreeMap<String, Vec<Discovered>> = Default::default();
+    for d in found {
+        by_class.entry(d.class.clone()).or_default().push(d);
+    }
+    (by_class.into_values().filter_map(row).collect(), problems)
 }

@@ -3,12 +3,13 @@
 //! are the ones the worker commits.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
+use super::connector::{task_process, Versions};
 use super::data::sink_record;
-use super::process::{PluginProcess, ProgramSpec};
+use super::process::PluginProcess;
 use crate::connectors::{Props, SinkTask, SinkTaskContext, TaskError};
 use crate::converters::json::JsonConverter;
 use crate::record::SinkRecord;
@@ -16,8 +17,9 @@ use crate::storage::TopicPartition;
 
 /// A sink task of a plugin program.
 pub struct ExternalSinkTask {
-    class: &'static str,
-    spec: Arc<ProgramSpec>,
+    versions: Versions,
+    /// How long the process gets to stop.
+    grace: Duration,
     process: Option<PluginProcess>,
     converter: JsonConverter,
     /// The next offset of each partition after the records given so far.
@@ -25,10 +27,10 @@ pub struct ExternalSinkTask {
 }
 
 impl ExternalSinkTask {
-    pub(super) fn new(class: &'static str, spec: Arc<ProgramSpec>) -> Self {
+    pub(super) fn new(versions: Versions) -> Self {
         ExternalSinkTask {
-            class,
-            spec,
+            versions,
+            grace: Duration::ZERO,
             process: None,
             converter: JsonConverter::default(),
             given: BTreeMap::new(),
@@ -87,8 +89,8 @@ fn offsets_json(offsets: &BTreeMap<TopicPartition, i64>) -> Vec<Json> {
 
 impl SinkTask for ExternalSinkTask {
     fn start(&mut self, config: &Props) -> Result<(), TaskError> {
-        let name = config.get("name").map_or(self.class, String::as_str);
-        let mut process = PluginProcess::start(&self.spec, name, self.class, "sink_task")?;
+        let (mut process, grace) = task_process(&self.versions, config, "sink_task")?;
+        self.grace = grace;
         process.request(&json!({"type": "start", "config": config}), "started")?;
         self.process = Some(process);
         Ok(())
@@ -138,7 +140,7 @@ impl SinkTask for ExternalSinkTask {
 
     fn stop(&mut self) {
         if let Some(mut process) = self.process.take() {
-            process.stop(self.spec.grace);
+            process.stop(self.grace);
         }
     }
 }

@@ -4,13 +4,13 @@
 //! upstream only then.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
+use super::connector::{task_process, Versions};
 use super::data::source_record;
-use super::process::{PluginProcess, ProgramSpec};
+use super::process::PluginProcess;
 use crate::connectors::{Props, SourceTask, SourceTaskContext, StoredAt, TaskError};
 use crate::converters::json::JsonConverter;
 use crate::record::SourceRecord;
@@ -20,8 +20,9 @@ const DEFAULT_IDLE: Duration = Duration::from_millis(100);
 
 /// A source task of a plugin program.
 pub struct ExternalSourceTask {
-    class: &'static str,
-    spec: Arc<ProgramSpec>,
+    versions: Versions,
+    /// How long the process gets to stop.
+    grace: Duration,
     process: Option<PluginProcess>,
     converter: JsonConverter,
     /// The last source offset of each source partition in the last poll, to say what is committed.
@@ -29,10 +30,10 @@ pub struct ExternalSourceTask {
 }
 
 impl ExternalSourceTask {
-    pub(super) fn new(class: &'static str, spec: Arc<ProgramSpec>) -> Self {
+    pub(super) fn new(versions: Versions) -> Self {
         ExternalSourceTask {
-            class,
-            spec,
+            versions,
+            grace: Duration::ZERO,
             process: None,
             converter: JsonConverter::default(),
             polled: BTreeMap::new(),
@@ -65,8 +66,8 @@ fn offsets_answer(request: &Json, context: &dyn SourceTaskContext) -> Result<Jso
 
 impl SourceTask for ExternalSourceTask {
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError> {
-        let name = config.get("name").map_or(self.class, String::as_str);
-        let mut process = PluginProcess::start(&self.spec, name, self.class, "source_task")?;
+        let (mut process, grace) = task_process(&self.versions, config, "source_task")?;
+        self.grace = grace;
         process.request_serving(
             &json!({"type": "start", "config": config}),
             "started",
@@ -128,7 +129,7 @@ impl SourceTask for ExternalSourceTask {
 
     fn stop(&mut self) {
         if let Some(mut process) = self.process.take() {
-            process.stop(self.spec.grace);
+            process.stop(self.grace);
         }
     }
 }
