@@ -187,13 +187,20 @@ impl Plugins {
         } else {
             &PluginKind::ALL
         };
+        // A class installed in several versions (KIP-891) has a row for each, as in Kafka.
+        let versions = |r: &PluginDesc| match r.connector_plugin() {
+            Some(p) => p.versions(),
+            None => vec![r.version],
+        };
         kinds
             .iter()
             .flat_map(|k| of_kind(*k))
-            .map(|r| PluginInfo {
-                class: r.class.to_string(),
-                plugin_type: r.kind,
-                version: Some(r.version.to_string()),
+            .flat_map(|r| {
+                versions(r).into_iter().map(|v| PluginInfo {
+                    class: r.class.to_string(),
+                    plugin_type: r.kind,
+                    version: Some(v.to_string()),
+                })
             })
             .collect()
     }

@@ -914,3 +914,97 @@ async fn a_rust_sdk_source_end_to_end() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, "1\n2\n3\n");
 }
+
+/// The example device source copied into `dir/<version>` with its manifest saying `version`.
+fn device_in_version(dir: &Path, version: &str) -> PathBuf {
+    let plugin = dir.join(version);
+    std::fs::create_dir_all(&plugin).unwrap();
+    let example = examples().join("device-source");
+    std::fs::copy(
+        example.join("device_source.py"),
+        plugin.join("device_source.py"),
+    )
+    .unwrap();
+    let sdk =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk/python/liteconnect_plugin/__init__.py");
+    std::fs::create_dir_all(plugin.join("liteconnect_plugin")).unwrap();
+    std::fs::copy(sdk, plugin.join("liteconnect_plugin/__init__.py")).unwrap();
+    let manifest = std::fs::read_to_string(example.join("liteconnect-plugin.json"))
+        .unwrap()
+        .replace("1.0.0", version);
+    std::fs::write(plugin.join("liteconnect-plugin.json"), manifest).unwrap();
+    plugin
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kip_891_picks_a_version_by_range_and_the_newest_by_default() {
+    let dir = tempdir();
+    let versions = dir.path().join("versions");
+    device_in_version(&versions, "1.0.0");
+    device_in_version(&versions, "2.0.0");
+    let bin = start(dir.path(), &[&versions], "");
+    let api = bin.healthy_api().await;
+    let all = api.get("/connector-plugins").await.unwrap().1;
+    let listed: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["class"] == DEVICE)
+        .map(|p| p["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["1.0.0", "2.0.0"]);
+    let running = |name: &'static str| {
+        let api = api.clone();
+        async move {
+            let tasks = api
+                .get(&format!("/connectors/{name}/tasks"))
+                .await
+                .unwrap()
+                .1;
+            tasks[0]["config"]["connector.plugin.version"]
+                .as_str()
+                .map(str::to_owned)
+        }
+    };
+    create_through(
+        &api,
+        device(
+            "older",
+            "o",
+            json!({"connector.plugin.version": "[1.0,2.0)", "count": "5"}),
+        ),
+    )
+    .await;
+    create_through(&api, device("newest", "n", json!({"count": "5"}))).await;
+    create_through(
+        &api,
+        device(
+            "exact",
+            "e",
+            json!({"connector.plugin.version": "2.0.0", "count": "5"}),
+        ),
+    )
+    .await;
+    assert_eq!(running("older").await.as_deref(), Some("1.0.0"));
+    assert_eq!(running("newest").await.as_deref(), Some("2.0.0"));
+    assert_eq!(running("exact").await.as_deref(), Some("2.0.0"));
+    wait_for("the older version running", DEADLINE, || async {
+        offset_seq(&api, "older").await.filter(|s| *s == 5)
+    })
+    .await;
+    let (status, body) = api
+        .post(
+            "/connectors",
+            &device("none", "x", json!({"connector.plugin.version": "[3.0,)"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains(&format!(
+            "Plugin {DEVICE} not found that matches the version range [3.0,), available versions: [1.0.0, 2.0.0]"
+        )),
+        "{body}"
+    );
+    bin.terminate();
+}

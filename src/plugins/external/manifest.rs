@@ -228,7 +228,10 @@ pub fn discover(
                     other.display()
                 ));
             }
-            versions.get(&d.version).map(|other| {
+            let same = |(v, _): &(&String, &PathBuf)| {
+                super::version::compare(v, &d.version) == std::cmp::Ordering::Equal
+            };
+            versions.iter().find(same).map(|(_, other)| {
                 format!(
                     "{} {} is already provided by {}",
                     d.class,
