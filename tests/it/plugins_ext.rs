@@ -1008,3 +1008,65 @@ async fn kip_891_picks_a_version_by_range_and_the_newest_by_default() {
     );
     bin.terminate();
 }
+
+async fn cli(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let dir = dir.to_path_buf();
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_binary(&dir, &args)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_connector_migrates_only_to_a_worker_that_has_its_class_and_exports_like_any() {
+    let (a, b, c) = (tempdir(), tempdir(), tempdir());
+    let from = start(a.path(), &[&examples()], "");
+    let without = start(b.path(), &[], "");
+    let with = start(c.path(), &[&examples()], "");
+    let api = from.healthy_api().await;
+    create_through(&api, device("dev", "readings", json!({"count": "50"}))).await;
+    wait_for("50 readings", DEADLINE, || async {
+        offset_seq(&api, "dev").await.filter(|s| *s == 50)
+    })
+    .await;
+    let (code, _, err) = cli(
+        a.path(),
+        &["migrate", "--from", &from.url, "--to", &without.url],
+    )
+    .await;
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!("has no connector plugin {DEVICE}")),
+        "{err}"
+    );
+    let (code, _, err) = cli(
+        a.path(),
+        &[
+            "export",
+            "--from",
+            &from.url,
+            "--out",
+            &a.path().display().to_string(),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let exported: Json =
+        serde_json::from_str(&std::fs::read_to_string(a.path().join("dev.json")).unwrap()).unwrap();
+    assert_eq!(exported["config"]["connector.class"], DEVICE);
+    assert_eq!(exported["offsets"][0]["offset"]["seq"], 50, "{exported}");
+    let (code, out, err) = cli(
+        a.path(),
+        &["migrate", "--from", &from.url, "--to", &with.url],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let target = with.api();
+    assert_eq!(offset_seq(&target, "dev").await, Some(50));
+    from.terminate();
+    without.terminate();
+    with.terminate();
+}
