@@ -334,7 +334,7 @@ mod tests {
                 Factory::Transformation { .. } | Factory::TransformationProgram(_) => {
                     PluginKind::Transformation
                 }
-                Factory::Predicate { .. } => PluginKind::Predicate,
+                Factory::Predicate { .. } | Factory::PredicateProgram(_) => PluginKind::Predicate,
             };
             assert_eq!(factory_kind, r.kind, "{}", r.class);
         }

@@ -1070,3 +1070,45 @@ async fn a_plugin_connector_migrates_only_to_a_worker_that_has_its_class_and_exp
     without.terminate();
     with.terminate();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_predicate_plugin_decides_which_records_a_transformation_sees() {
+    let dir = tempdir();
+    let bin = start(dir.path(), &[&examples()], "");
+    let api = bin.healthy_api().await;
+    let all = api
+        .get("/connector-plugins?connectorsOnly=false")
+        .await
+        .unwrap()
+        .1;
+    assert!(
+        all.as_array().unwrap().iter().any(
+            |p| p["class"] == "com.example.predicates.ReadingAbove" && p["type"] == "predicate"
+        ),
+        "{all}"
+    );
+    create_through(
+        &api,
+        device(
+            "dev",
+            "readings",
+            json!({"count": "100", "transforms": "drop", "transforms.drop.type": "Filter",
+                "transforms.drop.predicate": "above", "predicates": "above",
+                "predicates.above.type": "ReadingAbove", "predicates.above.threshold": "22"}),
+        ),
+    )
+    .await;
+    wait_for("100 readings handled", DEADLINE, || async {
+        offset_seq(&api, "dev").await.filter(|s| *s == 100)
+    })
+    .await;
+    bin.terminate();
+    let reading = |seq: i64| ((20.0 + 5.0 * (seq as f64 / 10.0).sin()) * 1000.0).round() / 1000.0;
+    let expected: Vec<i64> = (1..=100).filter(|s| reading(*s) <= 22.0).collect();
+    assert!(
+        expected.len() > 20 && expected.len() < 80,
+        "{}",
+        expected.len()
+    );
+    assert_eq!(seqs(dir.path(), "readings"), expected);
+}

@@ -39,6 +39,7 @@ __all__ = [
     "ConfigKey",
     "ConnectError",
     "Data",
+    "Predicate",
     "Record",
     "RetriableError",
     "SinkConnector",
@@ -244,6 +245,23 @@ class Transformation:
         pass
 
 
+class Predicate:
+    """A predicate: ``test`` says whether a record matches (a connector's transformation with it runs
+    only on matching records, or only on the others when negated)."""
+
+    def config_def(self):
+        return []
+
+    def configure(self, config):
+        pass
+
+    def test(self, record):
+        return False
+
+    def close(self):
+        pass
+
+
 class _Channel:
     def __init__(self, stdin, stdout):
         self._in = stdin
@@ -389,22 +407,23 @@ def _serve_sink(channel, task):
         channel.write(answer)
 
 
-def _serve_transformation(channel, transformation):
+def _serve_record_plugin(channel, plugin, request, apply):
+    """Serves a transformation or a predicate: ``request`` is the per-record request's type, ``apply``
+    turns a record into the answer."""
     while True:
         msg = channel.read()
         if msg is None or msg.get("type") == "stop":
-            transformation.close()
+            plugin.close()
             return
         kind = msg.get("type")
         try:
             if kind == "config_def":
-                answer = {"type": "config_def", "keys": [k.to_json() for k in transformation.config_def()]}
+                answer = {"type": "config_def", "keys": [k.to_json() for k in plugin.config_def()]}
             elif kind == "start":
-                transformation.configure(msg.get("config", {}))
+                plugin.configure(msg.get("config", {}))
                 answer = {"type": "started"}
-            elif kind == "transform":
-                out = transformation.apply(_record_in(msg.get("record", {})))
-                answer = {"type": "transformed", "record": None if out is None else out.to_json()}
+            elif kind == request:
+                answer = apply(_record_in(msg.get("record", {})))
             else:
                 answer = {"type": "error", "retriable": False, "message": "unknown request %s" % kind}
         except Exception as exc:
@@ -412,8 +431,21 @@ def _serve_transformation(channel, transformation):
         channel.write(answer)
 
 
-def run(connector=None, source_task=None, sink_task=None, transformation=None, stdin=None,
-        stdout=None):
+def _serve_transformation(channel, transformation):
+    def apply(record):
+        out = transformation.apply(record)
+        return {"type": "transformed", "record": None if out is None else out.to_json()}
+
+    _serve_record_plugin(channel, transformation, "transform", apply)
+
+
+def _serve_predicate(channel, predicate):
+    _serve_record_plugin(channel, predicate, "test",
+                         lambda record: {"type": "tested", "matches": bool(predicate.test(record))})
+
+
+def run(connector=None, source_task=None, sink_task=None, transformation=None, predicate=None,
+        stdin=None, stdout=None):
     """Serves one plugin process: the worker says in its first message which class and role it runs
     (a connector, one of its tasks, or a transformation); the arguments are classes."""
     channel = _Channel(stdin or sys.stdin, stdout or sys.stdout)
@@ -431,6 +463,8 @@ def run(connector=None, source_task=None, sink_task=None, transformation=None, s
             _serve_connector(channel, connector())
         elif role == "transformation" and transformation is not None:
             _serve_transformation(channel, transformation())
+        elif role == "predicate" and predicate is not None:
+            _serve_predicate(channel, predicate())
         elif role == "source_task" and source_task is not None:
             _serve_source(channel, source_task())
         elif role == "sink_task" and sink_task is not None:

@@ -378,6 +378,20 @@ pub trait Transformation {
     fn apply(&mut self, record: Record) -> Result<Option<Record>>;
 }
 
+/// A predicate: whether a record matches.
+pub trait Predicate {
+    /// Its own keys.
+    fn config_def(&self) -> Vec<ConfigKey> {
+        Vec::new()
+    }
+    /// Configures it.
+    fn configure(&mut self, _config: &Config) -> Result<()> {
+        Ok(())
+    }
+    /// Whether `record` matches.
+    fn test(&mut self, record: &Record) -> Result<bool>;
+}
+
 struct Channel {
     input: Box<dyn BufRead>,
     output: Box<dyn Write>,
@@ -452,6 +466,7 @@ pub struct Plugin {
     source: Option<Make<dyn SourceTask>>,
     sink: Option<Make<dyn SinkTask>>,
     transformation: Option<Make<dyn Transformation>>,
+    predicate: Option<Make<dyn Predicate>>,
 }
 
 impl Plugin {
@@ -484,6 +499,12 @@ impl Plugin {
         make: impl Fn() -> Box<dyn Transformation> + 'static,
     ) -> Plugin {
         self.transformation = Some(Box::new(make));
+        self
+    }
+
+    /// The predicate, made by `make` for each configured use.
+    pub fn predicate(mut self, make: impl Fn() -> Box<dyn Predicate> + 'static) -> Plugin {
+        self.predicate = Some(Box::new(make));
         self
     }
 
@@ -530,6 +551,10 @@ impl Plugin {
             Some("transformation") if self.transformation.is_some() => {
                 let t = self.transformation.as_ref().map(|m| m());
                 t.map_or(Ok(()), |mut t| serve_transformation(&mut ch, t.as_mut()))
+            }
+            Some("predicate") if self.predicate.is_some() => {
+                let p = self.predicate.as_ref().map(|m| m());
+                p.map_or(Ok(()), |mut p| serve_predicate(&mut ch, p.as_mut()))
             }
             role => ch.write(&json!({"type": "error", "retriable": false,
                 "message": format!("this plugin has no {}", role.unwrap_or("such role"))})),
@@ -666,6 +691,24 @@ fn serve_transformation(ch: &mut Channel, t: &mut dyn Transformation) -> Result<
     })
 }
 
+fn serve_predicate(ch: &mut Channel, p: &mut dyn Predicate) -> Result<()> {
+    serve_loop(ch, |_, msg| match msg["type"].as_str() {
+        Some("config_def") => {
+            let keys: Vec<Value> = p.config_def().iter().map(ConfigKey::to_json).collect();
+            Ok(Some(json!({"type": "config_def", "keys": keys})))
+        }
+        Some("start") => {
+            p.configure(&config_of(&msg["config"]))?;
+            Ok(Some(json!({"type": "started"})))
+        }
+        Some("test") => {
+            let matches = p.test(&Record::from_json(&msg["record"]))?;
+            Ok(Some(json!({"type": "tested", "matches": matches})))
+        }
+        _ => unknown(msg),
+    })
+}
+
 /// Writes a line to the worker's log (through stderr).
 pub fn log(line: &str) {
     eprintln!("{line}");
@@ -754,6 +797,28 @@ mod tests {
             json!({"type": "records", "records": [], "idle_ms": 50})
         );
         assert_eq!(out.len(), 5);
+    }
+
+    struct Even;
+    impl Predicate for Even {
+        fn test(&mut self, record: &Record) -> Result<bool> {
+            Ok(record.value.payload().as_i64().is_some_and(|n| n % 2 == 0))
+        }
+    }
+
+    #[test]
+    fn a_predicate_exchange() {
+        let out = exchange(
+            Plugin::new().predicate(|| Box::new(Even)),
+            &[
+                json!({"type": "hello", "protocol": [1], "class": "P", "role": "predicate"}),
+                json!({"type": "start", "config": {}}),
+                json!({"type": "test", "record": {"topic": "t", "value": {"schema": null, "payload": 4}}}),
+                json!({"type": "test", "record": {"topic": "t", "value": {"schema": null, "payload": 5}}}),
+            ],
+        );
+        assert_eq!(out[2], json!({"type": "tested", "matches": true}));
+        assert_eq!(out[3], json!({"type": "tested", "matches": false}));
     }
 
     #[test]

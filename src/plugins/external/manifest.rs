@@ -98,9 +98,7 @@ fn kind_of(name: &str) -> Result<PluginKind, String> {
         "source" => Ok(PluginKind::Source),
         "sink" => Ok(PluginKind::Sink),
         "transformation" => Ok(PluginKind::Transformation),
-        "predicate" => Err(format!(
-            "type \"{name}\" is not supported by this worker yet (source, sink and transformation are)"
-        )),
+        "predicate" => Ok(PluginKind::Predicate),
         _ => Err(format!(
             "type \"{name}\" is not one of source, sink, transformation, predicate"
         )),

@@ -23,7 +23,7 @@ use crate::plugins::{Factory, PluginDesc, PluginKind};
 
 pub use connector::ExternalConnector;
 pub use manifest::{Discovered, Problem, MANIFEST};
-pub use transform::TransformationClass;
+pub use transform::RecordPluginClass;
 
 /// A string that lives as long as the worker: the plugin table's rows borrow their names forever, and
 /// discovery runs once per worker start.
@@ -40,11 +40,15 @@ fn row(mut versions: Vec<Discovered>) -> Option<PluginDesc> {
         PluginKind::Sink => ConnectorType::Sink,
         PluginKind::Source => ConnectorType::Source,
         kind => {
-            // Transformations run in the newest version installed.
+            // Transformations and predicates run in the newest version installed.
             let newest = versions.pop()?;
             let version = forever(newest.version);
-            let program = program::ProgramClass::new(class, version, newest.spec, "transformation");
-            let factory = Factory::TransformationProgram(Arc::new(TransformationClass {
+            let (role, factory): (_, fn(_) -> Factory) = match kind {
+                PluginKind::Predicate => ("predicate", Factory::PredicateProgram),
+                _ => ("transformation", Factory::TransformationProgram),
+            };
+            let program = program::ProgramClass::new(class, version, newest.spec, role);
+            let factory = factory(Arc::new(RecordPluginClass {
                 program: Arc::new(program),
             }));
             return Some(PluginDesc {
