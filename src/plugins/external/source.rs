@@ -3,10 +3,9 @@
 //! committed once the records and their offsets are in one SQLite transaction, so that it acknowledges
 //! upstream only then.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde_json::{json, Value as Json};
+use serde_json::{json, Map as JsonMap, Value as Json};
 
 use super::connector::{task_process, Versions};
 use super::data::source_record;
@@ -26,7 +25,7 @@ pub struct ExternalSourceTask {
     process: Option<PluginProcess>,
     converter: JsonConverter,
     /// The last source offset of each source partition in the last poll, to say what is committed.
-    polled: BTreeMap<String, (Json, Json)>,
+    polled: Vec<(JsonMap<String, Json>, JsonMap<String, Json>)>,
 }
 
 impl ExternalSourceTask {
@@ -36,7 +35,7 @@ impl ExternalSourceTask {
             grace: Duration::ZERO,
             process: None,
             converter: JsonConverter::default(),
-            polled: BTreeMap::new(),
+            polled: Vec::new(),
         }
     }
 
@@ -96,12 +95,14 @@ impl SourceTask for ExternalSourceTask {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        // The last offset of each partition: read from the end, each partition once (a poll's records
+        // mostly share one or a few).
         self.polled.clear();
-        for r in &records {
+        for r in records.iter().rev() {
             if let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) {
-                let p = Json::Object(p.clone());
-                self.polled
-                    .insert(p.to_string(), (p, Json::Object(o.clone())));
+                if !self.polled.iter().any(|(q, _)| q == p) {
+                    self.polled.push((p.clone(), o.clone()));
+                }
             }
         }
         if records.is_empty() {
@@ -119,7 +120,7 @@ impl SourceTask for ExternalSourceTask {
     fn commit_stored(&mut self, stored: &[Option<StoredAt>]) -> Result<(), TaskError> {
         let offsets: Vec<Json> = self
             .polled
-            .values()
+            .iter()
             .map(|(p, o)| json!({"partition": p, "offset": o}))
             .collect();
         let count = stored.iter().flatten().count();
