@@ -239,6 +239,7 @@ pub async fn prepare(
     for key in &config.unused {
         tracing::info!(key = %key, "The configuration '{key}' was supplied but is not used by liteconnect.");
     }
+    plugins::install_external(&config);
     config
         .validate(&plugins::Plugins::new())
         .map_err(|e| RunError::Config(e.to_string()))?;

@@ -77,6 +77,9 @@ enum Command {
         /// Print the ConfigInfos JSON for each file instead of a readable summary.
         #[arg(long)]
         json: bool,
+        /// Directories of plugin programs, as the worker's `plugin.path` (comma-separated).
+        #[arg(long, value_name = "DIRS")]
+        plugin_path: Option<String>,
         /// Connector files to check.
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -88,6 +91,16 @@ enum Command {
     Test(liteconnect::cli::tryout::TestArgs),
     #[command(flatten)]
     Log(log::LogCommand),
+    /// Runs a plugin program for the worker and kills it when the worker is gone (internal).
+    #[command(name = "__child-host", hide = true)]
+    ChildHost {
+        /// The worker's process id.
+        #[arg(long)]
+        parent: Option<u32>,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -100,7 +113,11 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Some(Command::Validate { json, files }) => validate(json, &files),
+        Some(Command::Validate {
+            json,
+            plugin_path,
+            files,
+        }) => validate(json, plugin_path.as_deref(), &files),
         Some(Command::Run { files }) => run(&files),
         Some(Command::Test(args)) => {
             let worker = match load_worker_config(args.worker.as_ref()) {
@@ -113,6 +130,9 @@ fn main() -> ExitCode {
             ExitCode::from(liteconnect::cli::tryout::run(&args, &worker))
         }
         Some(Command::Log(command)) => log::run(command),
+        Some(Command::ChildHost { parent, command }) => {
+            ExitCode::from(liteconnect::cli::child_host::run(parent, &command))
+        }
         Some(Command::Export {
             from,
             out,
@@ -294,7 +314,17 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     }
 }
 
-fn validate(json: bool, files: &[PathBuf]) -> ExitCode {
+fn validate(json: bool, plugin_path: Option<&str>, files: &[PathBuf]) -> ExitCode {
+    if let Some(dirs) = plugin_path {
+        let mut worker = liteconnect::config::worker::WorkerConfig::defaults();
+        worker.plugin_path = dirs
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .collect();
+        liteconnect::plugins::install_external(&worker);
+    }
     let plugins = liteconnect::plugins::Plugins::new();
     let mut failed = false;
     for path in files {

@@ -71,6 +71,12 @@ pub const OFFSET_FLUSH_INTERVAL_MS: &str = "offset.flush.interval.ms";
 pub const OFFSET_FLUSH_TIMEOUT_MS: &str = "offset.flush.timeout.ms";
 /// `task.shutdown.graceful.timeout.ms`.
 pub const TASK_SHUTDOWN_GRACEFUL_TIMEOUT_MS: &str = "task.shutdown.graceful.timeout.ms";
+/// `connector.plugin.version` (KIP-891): which installed version of the connector's class runs.
+pub const CONNECTOR_PLUGIN_VERSION: &str = "connector.plugin.version";
+/// `plugin.path`: directories holding plugins that run as separate programs.
+pub const PLUGIN_PATH: &str = "plugin.path";
+/// `plugin.request.timeout.ms`: how long a plugin program gets to answer one request.
+pub const PLUGIN_REQUEST_TIMEOUT_MS: &str = "plugin.request.timeout.ms";
 /// `topic.tracking.enable`.
 pub const TOPIC_TRACKING_ENABLE: &str = "topic.tracking.enable";
 /// `topic.tracking.allow.reset`.

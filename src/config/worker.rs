@@ -1,7 +1,7 @@
 //! The worker config: Kafka's worker properties file, read into typed settings.
 //!
 //! Keys follow Kafka Connect's names. Keys that only make sense with a Kafka cluster (`bootstrap.servers`,
-//! `offset.storage.file.filename`, `plugin.path`, …) are accepted and reported once as unused, so Kafka's
+//! `offset.storage.file.filename`, …) are accepted and reported once as unused, so Kafka's
 //! own sample files run unchanged.
 
 use std::collections::BTreeMap;
@@ -133,6 +133,10 @@ pub struct WorkerConfig {
     pub log_buffer: Option<BufferCap>,
     /// `rest.request.max.bytes`: the largest request body accepted.
     pub request_max_bytes: u64,
+    /// `plugin.path`: directories of plugins that run as separate programs.
+    pub plugin_path: Vec<PathBuf>,
+    /// `plugin.request.timeout.ms`: how long a plugin program gets to answer one request.
+    pub plugin_request_timeout_ms: u64,
     /// `tasks.max.total`: the most tasks all connectors together may have on this worker.
     pub tasks_max_total: usize,
     /// `config.providers`: what resolves `${provider:path:key}` placeholders when tasks start.
@@ -281,6 +285,15 @@ impl WorkerConfig {
             retention_bytes: non_negative(keys::RETENTION_BYTES),
             log_buffer,
             request_max_bytes: non_negative(keys::REST_REQUEST_MAX_BYTES).unwrap_or(0) as u64,
+            plugin_path: parsed
+                .get_list(keys::PLUGIN_PATH)
+                .iter()
+                .map(|p| p.trim())
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from)
+                .collect(),
+            plugin_request_timeout_ms: non_negative(keys::PLUGIN_REQUEST_TIMEOUT_MS)
+                .unwrap_or(30_000) as u64,
             tasks_max_total: parsed
                 .get_int(keys::TASKS_MAX_TOTAL)
                 .and_then(|n| usize::try_from(n).ok())

@@ -4,6 +4,7 @@
 //! configs to generate, and how a task polls (source) or writes (sink). Task methods are blocking: every
 //! task runs on its own thread, as in Kafka Connect.
 
+pub mod child;
 pub(crate) mod file;
 #[cfg(feature = "http")]
 pub(crate) mod http;
@@ -286,6 +287,11 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     fn connector_type(&self) -> ConnectorType;
     /// Plugin version.
     fn version(&self) -> &'static str;
+    /// Every installed version of this class, oldest first (KIP-891: plugin programs may have several);
+    /// the default is [`ConnectorPlugin::version`] alone.
+    fn versions(&self) -> Vec<&'static str> {
+        vec![self.version()]
+    }
     /// The connector's own config keys.
     fn config_def(&self) -> ConfigDef;
     /// Extra checks beyond the definition, as (key, message) errors. Pure: no I/O.

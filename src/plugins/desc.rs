@@ -118,6 +118,10 @@ pub enum Factory {
         /// Its constructor.
         make: MakeTransform,
     },
+    /// A transformation run by a plugin program.
+    TransformationProgram(Arc<super::external::RecordPluginClass>),
+    /// A predicate run by a plugin program.
+    PredicateProgram(Arc<super::external::RecordPluginClass>),
     /// A predicate.
     Predicate {
         /// Its config definition.
@@ -170,6 +174,9 @@ impl PluginDesc {
             | Factory::HeaderConverter { def, .. }
             | Factory::Transformation { def, .. }
             | Factory::Predicate { def, .. } => def(),
+            Factory::TransformationProgram(t) | Factory::PredicateProgram(t) => {
+                t.program.config_def()
+            }
         }
     }
 

@@ -3,6 +3,7 @@
 //! ([`resolve`], spec §8.3). REST, validation, the herder, the worker and the CLI all go through it.
 
 mod desc;
+pub mod external;
 mod factory;
 pub mod features;
 mod resolve;
@@ -10,7 +11,7 @@ mod table;
 mod transformations;
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
@@ -79,13 +80,39 @@ struct Table {
     aliases: BTreeMap<&'static str, &'static str>,
 }
 
+/// The table in use: the built-in rows, with those of the plugin programs found on `plugin.path` once
+/// a worker has looked ([`install_external`]). A table is never freed: rows are handed out for the
+/// process's lifetime, and a new one is made only when a worker starts.
+static TABLE: RwLock<Option<&'static Table>> = RwLock::new(None);
+
+fn table_of(rows: Vec<PluginDesc>) -> &'static Table {
+    let aliases = resolve::alias_table(&rows);
+    Box::leak(Box::new(Table { rows, aliases }))
+}
+
 fn installed() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let rows = table::rows();
-        let aliases = resolve::alias_table(&rows);
-        Table { rows, aliases }
-    })
+    if let Some(table) = *TABLE.read().expect("plugin table lock") {
+        return table;
+    }
+    let mut slot = TABLE.write().expect("plugin table lock");
+    slot.get_or_insert_with(|| table_of(table::rows()))
+}
+
+/// Finds the plugin programs on the worker's `plugin.path` and makes the plugin table the built-in rows
+/// with theirs; a manifest that is invalid or whose class clashes with a built-in plugin or another
+/// manifest's is logged with its file and reason and left out. Returns what was left out.
+pub fn install_external(config: &crate::config::worker::WorkerConfig) -> Vec<external::Problem> {
+    let builtin = table::rows();
+    let is_builtin = |class: &str| builtin.iter().any(|r| r.class == class);
+    let (rows, problems) = external::discover(config, &is_builtin);
+    let mut slot = TABLE.write().expect("plugin table lock");
+    let had_external = slot.is_some_and(|t| t.rows.len() != builtin.len());
+    if !rows.is_empty() || had_external {
+        let mut all = builtin.clone();
+        all.extend(rows);
+        *slot = Some(table_of(all));
+    }
+    problems
 }
 
 /// Resolves a plugin name (full class name or alias) to the row of one of `kinds`; for a class with
@@ -110,7 +137,7 @@ pub fn of_kind(kind: PluginKind) -> Vec<&'static PluginDesc> {
 pub struct Plugins;
 
 impl Plugins {
-    /// The built-in plugin set.
+    /// The installed plugin set: the built-in plugins and those found on `plugin.path`.
     pub fn new() -> Self {
         Plugins
     }
@@ -161,13 +188,20 @@ impl Plugins {
         } else {
             &PluginKind::ALL
         };
+        // A class installed in several versions (KIP-891) has a row for each, as in Kafka.
+        let versions = |r: &PluginDesc| match r.connector_plugin() {
+            Some(p) => p.versions(),
+            None => vec![r.version],
+        };
         kinds
             .iter()
             .flat_map(|k| of_kind(*k))
-            .map(|r| PluginInfo {
-                class: r.class.to_string(),
-                plugin_type: r.kind,
-                version: Some(r.version.to_string()),
+            .flat_map(|r| {
+                versions(r).into_iter().map(|v| PluginInfo {
+                    class: r.class.to_string(),
+                    plugin_type: r.kind,
+                    version: Some(v.to_string()),
+                })
             })
             .collect()
     }
@@ -298,8 +332,10 @@ mod tests {
                 Factory::Connector(ref p) => p.connector_type().into(),
                 Factory::Converter { .. } => PluginKind::Converter,
                 Factory::HeaderConverter { .. } => PluginKind::HeaderConverter,
-                Factory::Transformation { .. } => PluginKind::Transformation,
-                Factory::Predicate { .. } => PluginKind::Predicate,
+                Factory::Transformation { .. } | Factory::TransformationProgram(_) => {
+                    PluginKind::Transformation
+                }
+                Factory::Predicate { .. } | Factory::PredicateProgram(_) => PluginKind::Predicate,
             };
             assert_eq!(factory_kind, r.kind, "{}", r.class);
         }

@@ -62,6 +62,9 @@ pub fn configure_transformation(
     props: &Props,
 ) -> Result<Box<dyn Transformation>, ConfigError> {
     let found = transformation(class_or_alias);
+    if let Some(Factory::TransformationProgram(program)) = found.map(|r| &r.factory) {
+        return program.transformation(props);
+    }
     configure(class_or_alias, props, found, |f| match f {
         Factory::Transformation { make, .. } => Some(*make),
         _ => None,
@@ -76,15 +79,14 @@ pub fn configure_predicate(
     class_or_alias: &str,
     props: &Props,
 ) -> Result<Box<dyn Predicate>, ConfigError> {
-    configure(
-        class_or_alias,
-        props,
-        predicate(class_or_alias),
-        |f| match f {
-            Factory::Predicate { make, .. } => Some(*make),
-            _ => None,
-        },
-    )
+    let found = predicate(class_or_alias);
+    if let Some(Factory::PredicateProgram(program)) = found.map(|r| &r.factory) {
+        return program.predicate(props);
+    }
+    configure(class_or_alias, props, found, |f| match f {
+        Factory::Predicate { make, .. } => Some(*make),
+        _ => None,
+    })
 }
 
 /// A plugin constructor.

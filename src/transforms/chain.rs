@@ -261,7 +261,16 @@ impl TransformChain {
             };
             let run = match &stage.predicate {
                 None => true,
-                Some((_, index)) => stage.negate ^ self.predicates[*index].1.test(&current),
+                Some((_, index)) => match self.predicates[*index].1.try_test(&current) {
+                    Ok(matches) => stage.negate ^ matches,
+                    Err(message) => {
+                        return Err(TransformError {
+                            alias: stage.alias.clone(),
+                            class: stage.class.to_string(),
+                            message: message.to_string(),
+                        })
+                    }
+                },
             };
             if !run {
                 observe(step(StepSeen::Skipped));

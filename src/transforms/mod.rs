@@ -86,6 +86,15 @@ pub trait Transformation: Send + Sync + fmt::Debug {
 pub trait Predicate: Send + Sync + fmt::Debug {
     /// Whether the record matches.
     fn test(&self, record: &ConnectRecord) -> bool;
+    /// [`Predicate::test`] for predicates that can fail (a plugin program's): the chain calls this one,
+    /// and a failure is the stage's error, as an exception from Kafka's predicate is. The default never
+    /// fails.
+    ///
+    /// # Errors
+    /// Why the record could not be tested.
+    fn try_test(&self, record: &ConnectRecord) -> Result<bool, DataError> {
+        Ok(self.test(record))
+    }
 }
 
 /// Which part of the record a `$Key` or `$Value` transformation works on.

@@ -187,6 +187,7 @@ fn binary_logging_to_a_file(dir: &std::path::Path) -> (Binary, std::path::PathBu
         child,
         url: url.clone(),
         urls: vec![url],
+        log: Default::default(),
     };
     (binary, log)
 }

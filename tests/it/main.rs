@@ -1,5 +1,6 @@
 //! Integration tests: a real worker on an ephemeral port, a real SQLite file, real files.
 
+mod child;
 mod cli;
 mod cli_log;
 mod common;
@@ -33,6 +34,7 @@ mod mqtt;
 mod offsets;
 mod persistence;
 mod plugins;
+mod plugins_ext;
 mod rest_api;
 mod rest_polish;
 mod security;

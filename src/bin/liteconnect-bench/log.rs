@@ -65,21 +65,32 @@ pub(crate) async fn log_run(settings: &Settings, tasks: usize, read_back: bool) 
 /// Creates the verifiable source `vsource` with `tasks` tasks and returns the records it stores a second
 /// over `window`, measured between two readings after a warm-up so that start-up is not counted.
 async fn source_rate(w: &Worker, window: Duration, tasks: usize) -> Res<f64> {
-    w.create(
-        "vsource",
-        json!({"connector.class": VERIFIABLE_SOURCE, "tasks.max": tasks.to_string(), "topic": "vlog", "throughput": "-1"}),
-    )
-    .await?;
+    let config = json!({"connector.class": VERIFIABLE_SOURCE, "tasks.max": tasks.to_string(), "topic": "vlog", "throughput": "-1"});
+    connector_rate(w, window, "vsource", config, ("seqno", 1)).await
+}
+
+/// Creates the source `name` and returns the records it stores a second over `window`, read as the sum
+/// of its offsets' `field` plus `plus` (what one stored offset counts), between two readings after a
+/// warm-up so that start-up is not counted.
+pub(crate) async fn connector_rate(
+    w: &Worker,
+    window: Duration,
+    name: &str,
+    config: serde_json::Value,
+    (field, plus): (&str, i64),
+) -> Res<f64> {
+    w.create(name, config).await?;
+    let produced = || w.offset_sum(name, field, plus);
     w.wait_for(
         "the source to start writing",
         Duration::from_millis(20),
-        || async { Ok(w.source_produced("vsource").await? > 0) },
+        || async { Ok(produced().await? > 0) },
     )
     .await?;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (t1, s1) = (Instant::now(), w.source_produced("vsource").await?);
+    let (t1, s1) = (Instant::now(), produced().await?);
     tokio::time::sleep(window).await;
-    let (s2, t2) = (w.source_produced("vsource").await?, Instant::now());
+    let (s2, t2) = (produced().await?, Instant::now());
     Ok((s2 - s1) as f64 / (t2 - t1).as_secs_f64())
 }
 

@@ -22,6 +22,7 @@ mod log;
 mod long_run;
 mod mqtt;
 mod pipeline;
+mod plugin;
 mod report;
 mod rest;
 mod scale;
@@ -92,6 +93,9 @@ enum Scenario {
     IdleFiles,
     /// `liteconnect test` through a five-transform chain, beside the same chain in a running sink.
     Test,
+    /// Plugin programs: a Rust SDK source and a Python one against the built-in verifiable source, and
+    /// one Python transformation's cost per record.
+    Plugin,
 }
 
 impl Scenario {
@@ -123,6 +127,7 @@ impl Scenario {
             Scenario::Idle => idle::scenario(ctx, rows).await,
             Scenario::IdleFiles => idle::files_scenario(ctx, rows).await,
             Scenario::Test => tryout::scenario(ctx, rows).await,
+            Scenario::Plugin => plugin::scenario(ctx, rows).await,
         }
     }
 }

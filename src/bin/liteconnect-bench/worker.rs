@@ -304,7 +304,7 @@ impl Worker {
     }
 
     /// The sum over the connector's offsets of `field + plus`.
-    async fn offset_sum(&self, name: &str, field: &str, plus: i64) -> Res<i64> {
+    pub(crate) async fn offset_sum(&self, name: &str, field: &str, plus: i64) -> Res<i64> {
         let offsets = self.offsets(name).await?;
         Ok(offsets
             .iter()

@@ -25,6 +25,13 @@ macro_rules! wire_enum {
                     $($name::$variant => $wire,)+
                 }
             }
+
+            /// The variant Kafka names `name` on the wire, ignoring case.
+            pub fn from_wire(name: &str) -> Option<Self> {
+                [$($name::$variant,)+]
+                    .into_iter()
+                    .find(|v| v.as_str().eq_ignore_ascii_case(name.trim()))
+            }
         }
 
         impl fmt::Display for $name {

@@ -73,6 +73,8 @@ fn runtime_keys(def: ConfigDef) -> ConfigDef {
             key(keys::TASKS_MAX_TOTAL, Int, value(&DEFAULT_TASKS_MAX_TOTAL.to_string()), "The most tasks all connectors together may have on this worker (a busy task holds a thread of the task pool). Creating or reconfiguring a connector whose tasks.max would go beyond it is refused with 400.")
                 .validator(Validator::AtLeast(1.0)),
         )
+        .define(key(keys::PLUGIN_PATH, List, value(""), "Directories of plugins that run as separate programs: each directory is a plugin (it holds a `liteconnect-plugin.json` manifest) or holds plugin directories."))
+        .define(key(keys::PLUGIN_REQUEST_TIMEOUT_MS, Long, value("30000"), "How long a plugin program gets to answer one request, in milliseconds; a plugin that does not answer in time fails its task.").validator(Validator::AtLeast(1.0)))
         .define(key(keys::CONFIG_PROVIDERS, List, value(""), "Config providers resolving `${provider:path:key}` placeholders (file, env, directory), each configured under `config.providers.<name>.`."))
 }
 

@@ -152,6 +152,8 @@ impl TestWorker {
         startup: Vec<StartupConnector>,
         connect: impl FnOnce(String) -> Client,
     ) -> Result<TestWorker, RunError> {
+        // The worker runs inside the test binary: plugin programs are hosted by the real one.
+        liteconnect::connectors::child::set_host_program(env!("CARGO_BIN_EXE_liteconnect"));
         let config = worker_config(dir, extra);
         let db = config.storage_file.clone();
         let scheme = match extra.iter().find(|(k, _)| *k == "listeners") {
@@ -417,6 +419,8 @@ pub struct Binary {
     pub url: String,
     /// The URL of every listener it logged, in the order it logged them.
     pub urls: Vec<String>,
+    /// Every line it has written to stderr so far (its log).
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// The worker config the binary tests use unless they write their own: an ephemeral port, `bin.db` in
@@ -471,8 +475,11 @@ fn spawn_binary(cwd: &Path, args: &[String], env: &[(&str, &str)], listeners: us
         .expect("spawn liteconnect");
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = log.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            kept.lock().unwrap().push(line.clone());
             if let Some(rest) = line.split("listening on ").nth(1) {
                 let _ = tx.send(
                     rest.split_whitespace()
@@ -493,6 +500,7 @@ fn spawn_binary(cwd: &Path, args: &[String], env: &[(&str, &str)], listeners: us
         child,
         url: urls[0].clone(),
         urls,
+        log,
     }
 }
 

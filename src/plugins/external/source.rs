@@ -1,0 +1,136 @@
+//! A source task run by a plugin program (the `source_task` role): started with its config, it answers
+//! the stored offsets it asks for, is polled for batches of records, and is told which offsets are
+//! committed once the records and their offsets are in one SQLite transaction, so that it acknowledges
+//! upstream only then.
+
+use std::time::Duration;
+
+use serde_json::{json, Map as JsonMap, Value as Json};
+
+use super::connector::{task_process, Versions};
+use super::data::source_record;
+use super::process::PluginProcess;
+use crate::connectors::{Props, SourceTask, SourceTaskContext, StoredAt, TaskError};
+use crate::converters::json::JsonConverter;
+use crate::record::SourceRecord;
+
+/// How long an idle task sleeps when the program says nothing about when to poll again.
+const DEFAULT_IDLE: Duration = Duration::from_millis(100);
+
+/// A source task of a plugin program.
+pub struct ExternalSourceTask {
+    versions: Versions,
+    /// How long the process gets to stop.
+    grace: Duration,
+    process: Option<PluginProcess>,
+    converter: JsonConverter,
+    /// The last source offset of each source partition in the last poll, to say what is committed.
+    polled: Vec<(JsonMap<String, Json>, JsonMap<String, Json>)>,
+}
+
+impl ExternalSourceTask {
+    pub(super) fn new(versions: Versions) -> Self {
+        ExternalSourceTask {
+            versions,
+            grace: Duration::ZERO,
+            process: None,
+            converter: JsonConverter::default(),
+            polled: Vec::new(),
+        }
+    }
+
+    fn process(&mut self) -> Result<&mut PluginProcess, TaskError> {
+        self.process
+            .as_mut()
+            .ok_or_else(|| TaskError::fatal("The plugin program is not running"))
+    }
+}
+
+/// The answer to the program's `offset_request`: the stored offset of each partition it names.
+fn offsets_answer(request: &Json, context: &dyn SourceTaskContext) -> Result<Json, TaskError> {
+    let partitions = request
+        .get("partitions")
+        .and_then(Json::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let offsets = partitions
+        .into_iter()
+        .map(|p| {
+            let offset = context.offset(&p)?;
+            Ok(json!({"partition": p, "offset": offset}))
+        })
+        .collect::<Result<Vec<_>, TaskError>>()?;
+    Ok(json!({"type": "offsets", "offsets": offsets}))
+}
+
+impl SourceTask for ExternalSourceTask {
+    fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError> {
+        let (mut process, grace) = task_process(&self.versions, config, "source_task")?;
+        self.grace = grace;
+        process.request_serving(
+            &json!({"type": "start", "config": config}),
+            "started",
+            &mut |r| offsets_answer(r, context),
+        )?;
+        self.process = Some(process);
+        Ok(())
+    }
+
+    fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
+        let answer =
+            self.process()?
+                .request_serving(&json!({"type": "poll"}), "records", &mut |r| {
+                    offsets_answer(r, context)
+                })?;
+        let list = answer
+            .get("records")
+            .and_then(Json::as_array)
+            .ok_or_else(|| TaskError::fatal("The plugin's records answer has no records array"))?;
+        let records = list
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                source_record(r, &self.converter).map_err(|e| {
+                    TaskError::Fatal(format!("The plugin's record {i} is invalid: {e}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        // The last offset of each partition: read from the end, each partition once (a poll's records
+        // mostly share one or a few).
+        self.polled.clear();
+        for r in records.iter().rev() {
+            if let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) {
+                if !self.polled.iter().any(|(q, _)| q == p) {
+                    self.polled.push((p.clone(), o.clone()));
+                }
+            }
+        }
+        if records.is_empty() {
+            let idle = answer
+                .get("idle_ms")
+                .and_then(Json::as_u64)
+                .map_or(DEFAULT_IDLE, Duration::from_millis);
+            context.idle(idle);
+        }
+        Ok(records)
+    }
+
+    /// Tells the program what is committed: the last offset of each source partition of the last poll,
+    /// and how many records were stored.
+    fn commit_stored(&mut self, stored: &[Option<StoredAt>]) -> Result<(), TaskError> {
+        let offsets: Vec<Json> = self
+            .polled
+            .iter()
+            .map(|(p, o)| json!({"partition": p, "offset": o}))
+            .collect();
+        let count = stored.iter().flatten().count();
+        self.process()?
+            .send(&json!({"type": "commit", "offsets": offsets, "records": count}))
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            process.stop(self.grace);
+        }
+    }
+}
