@@ -389,18 +389,19 @@ fn register(
             "SELECT coalesce(max(version), 0) + 1 FROM registry_versions WHERE subject = ?1",
         )?
         .query_row([subject], |r| r.get(0))?;
-    let version =
-        match reg.version {
-            Some(v) if v < next => return Err(RegistryError::new(
+    let version = match reg.version {
+        Some(v) if v < next => {
+            return Err(RegistryError::new(
                 422,
                 42202,
                 format!(
                     "Version {v} of subject {subject} already exists; the next version is {next}"
                 ),
-            )),
-            Some(v) => v,
-            None => next,
-        };
+            ))
+        }
+        Some(v) => v,
+        None => next,
+    };
     conn.prepare_cached(
         "INSERT INTO registry_versions (subject, version, schema_id, deleted, created_ms) VALUES (?1, ?2, ?3, 0, ?4)",
     )?
