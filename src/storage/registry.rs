@@ -128,10 +128,14 @@ fn fingerprint(schema_type: &str, schema: &str, references: &[SchemaReference]) 
     format!("{schema_type}\n{refs}\n{schema}")
 }
 
-/// Decides whether a new schema may follow a subject's versions: given the compatibility level in force
-/// and the subject's live versions, oldest first.
+/// Finds the schema of a subject's version (soft-deleted ones too): what a check needs to read schemas
+/// with references.
+pub type Resolve<'a> = &'a dyn Fn(&str, i32) -> Option<StoredSchema>;
+
+/// Decides whether a new schema may follow a subject's versions: given the compatibility level in force,
+/// the subject's live versions, oldest first, and a way to find the schemas they reference.
 pub type CompatibilityCheck =
-    Box<dyn FnOnce(&str, &[SubjectVersion]) -> Result<(), RegistryError> + Send>;
+    Box<dyn FnOnce(&str, &[SubjectVersion], Resolve<'_>) -> Result<(), RegistryError> + Send>;
 
 /// The default compatibility level.
 pub const DEFAULT_COMPATIBILITY: &str = "BACKWARD";
@@ -381,7 +385,8 @@ fn register(
     }
     if !import {
         let level = effective(conn, subject, "compatibility", DEFAULT_COMPATIBILITY)?;
-        check(&level, &live)?;
+        let resolve = |s: &str, v: i32| version(conn, s, Some(v), true).ok().map(|v| v.schema);
+        check(&level, &live, &resolve)?;
     }
     let id = assign_id(conn, reg)?;
     let next: i32 = conn
@@ -775,7 +780,7 @@ mod tests {
     }
 
     fn accept() -> CompatibilityCheck {
-        Box::new(|_, _| Ok(()))
+        Box::new(|_, _, _| Ok(()))
     }
 
     #[test]
@@ -813,7 +818,7 @@ mod tests {
             &c,
             "a",
             &avro("\"string\""),
-            Box::new(|level, live| {
+            Box::new(|level, live, _| {
                 assert_eq!(level, "FULL");
                 assert_eq!(live.len(), 1);
                 Err(RegistryError::new(409, 409, "no"))
@@ -895,7 +900,8 @@ mod tests {
         let mut imported = avro("\"int\"");
         imported.id = Some(100);
         imported.version = Some(3);
-        let refuse: CompatibilityCheck = Box::new(|_, _| Err(RegistryError::new(409, 409, "no")));
+        let refuse: CompatibilityCheck =
+            Box::new(|_, _, _| Err(RegistryError::new(409, 409, "no")));
         assert_eq!(register(&c, "a", &imported, refuse).unwrap(), (100, 3));
         imported.schema = "\"long\"".into();
         assert_eq!(

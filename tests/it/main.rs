@@ -35,6 +35,7 @@ mod persistence;
 mod plugins;
 mod rest_api;
 mod rest_polish;
+mod schema_registry;
 mod security;
 mod spooldir;
 mod task_cap;
