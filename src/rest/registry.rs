@@ -132,12 +132,31 @@ fn query<'a>(req: &'a Request<'_>, key: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// `offset` and `limit` (negative: no limit) applied to a listing.
+fn page<T>(items: Vec<T>, req: &Request<'_>) -> Vec<T> {
+    let number = |key: &str| query(req, key).and_then(|v| v.parse::<i64>().ok());
+    let offset = number("offset").unwrap_or(0).max(0) as usize;
+    let limit = number("limit").filter(|n| *n >= 0).map(|n| n as usize);
+    items
+        .into_iter()
+        .skip(offset)
+        .take(limit.unwrap_or(usize::MAX))
+        .collect()
+}
+
 async fn list_subjects(store: &Store, req: &Request<'_>) -> Result {
     only(req.method, &[Method::GET])?;
     let prefix = query(req, "subjectPrefix").unwrap_or_default();
-    let mut subjects = store.registry_subjects(flag(req, "deleted")).await?;
+    let deleted_only = flag(req, "deleted_only");
+    let mut subjects = store
+        .registry_subjects(deleted_only || flag(req, "deleted"))
+        .await?;
+    if deleted_only {
+        let live = store.registry_subjects(false).await?;
+        subjects.retain(|s| !live.contains(s));
+    }
     subjects.retain(|s| s.starts_with(prefix));
-    Ok(Reply::json(200, &subjects))
+    Ok(Reply::json(200, &page(subjects, req)))
 }
 
 /// `POST /subjects/{s}` looks a schema up; `DELETE` deletes the subject.
@@ -159,11 +178,16 @@ async fn subject_root(store: &Store, req: &Request<'_>, subject: &str) -> Result
 async fn versions(store: &Store, req: &Request<'_>, subject: &str) -> Result {
     only(req.method, &[Method::GET, Method::POST])?;
     if *req.method == Method::GET {
+        let deleted_only = flag(req, "deleted_only");
         let all = store
-            .registry_versions(subject.to_string(), flag(req, "deleted"))
+            .registry_versions(subject.to_string(), deleted_only || flag(req, "deleted"))
             .await?;
-        let numbers: Vec<i32> = all.iter().map(|v| v.version).collect();
-        return Ok(Reply::json(200, &numbers));
+        let numbers: Vec<i32> = all
+            .iter()
+            .filter(|v| v.deleted || !deleted_only)
+            .map(|v| v.version)
+            .collect();
+        return Ok(Reply::json(200, &page(numbers, req)));
     }
     let (reg, parsed) = prepare(store, req).await?;
     let check = compatibility_check(subject.to_string(), parsed);

@@ -18,6 +18,8 @@ const MEDIA: &str = "application/vnd.schemaregistry.v1+json";
 struct RegistryWorker {
     /// The registry's base URL.
     registry: String,
+    /// The Kafka listener's `host:port`, when started with one.
+    bootstrap: Option<String>,
     http: reqwest::Client,
     auth: Option<(String, String)>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -26,24 +28,39 @@ struct RegistryWorker {
 
 impl RegistryWorker {
     async fn start(dir: &Path, extra: &[(&str, &str)]) -> RegistryWorker {
+        Self::launch(dir, extra, false).await
+    }
+
+    /// Starts the worker; with `kafka`, a Kafka listener too (its address in `bootstrap`).
+    async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
         let mut settings = vec![("schema.registry.listeners", "http://127.0.0.1:0")];
+        if kafka {
+            settings.push(("kafka.listeners", "PLAINTEXT://127.0.0.1:0"));
+        }
         settings.extend_from_slice(extra);
         let config = common::worker_config(dir, &settings);
         let rest = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let api = Client::new(format!("http://{}", rest.local_addr().unwrap()));
         let registry_url = format!("http://{}", registry.local_addr().unwrap());
-        let listeners = liteconnect::Listeners {
+        let mut listeners = liteconnect::Listeners {
             rest: vec![rest],
             registry: vec![registry],
             ..Default::default()
         };
+        let mut bootstrap = None;
+        if kafka {
+            let socket = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            bootstrap = Some(socket.local_addr().unwrap().to_string());
+            listeners.kafka.push(socket);
+        }
         let (tx, rx) = oneshot::channel::<()>();
         let handle = tokio::spawn(liteconnect::run(listeners, config, Vec::new(), async {
             let _ = rx.await;
         }));
         let w = RegistryWorker {
             registry: registry_url,
+            bootstrap,
             http: reqwest::Client::new(),
             auth: None,
             shutdown: Some(tx),
@@ -635,4 +652,77 @@ fn schema_registry_keeps_its_schemas_through_kill_9() {
     );
     assert_eq!(register(&registry, "c", "\"string\""), 3);
     second.kill();
+}
+
+/// Confluent's Python client (`confluent-kafka` with its `schemaregistry` and `avro` extras, pinned by
+/// `scripts/install-test-deps` in the venv under `target/test-deps`): `SchemaRegistryClient` against the
+/// embedded registry, then its `AvroSerializer` producing through the Kafka listener and its
+/// `AvroDeserializer` reading the records back by the registry's IDs.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn schema_registry_serves_confluents_python_client_and_its_avro_serdes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/test-deps/venv/bin/python");
+    assert!(
+        python.exists(),
+        "Confluent's Python client is not installed at {}: run scripts/install-test-deps",
+        python.display()
+    );
+    let dir = common::tempdir();
+    let r = RegistryWorker::launch(dir.path(), &[], true).await;
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(root.join("tests/clients/schema_registry_client.py"))
+        .arg(&r.registry)
+        .arg(r.bootstrap.as_deref().unwrap())
+        .arg("readings")
+        .stdin(std::process::Stdio::null());
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Json = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("the client printed {stdout:?}: {e}"));
+    assert_eq!(seen["id1"], 1, "{seen}");
+    assert_eq!(seen["id1_again"], 1, "{seen}");
+    assert_eq!(seen["types"], json!(["AVRO"]), "{seen}");
+    assert_eq!(seen["incompatible_allowed"], false, "{seen}");
+    assert_eq!(seen["compatible_allowed"], true, "{seen}");
+    assert_eq!(seen["incompatible_code"], 409, "{seen}");
+    assert_eq!(seen["id2"], 2, "{seen}");
+    assert_eq!(seen["versions"], json!([1, 2]), "{seen}");
+    assert_eq!(seen["latest"], json!([2, 2, "sr-test-value"]), "{seen}");
+    assert_eq!(seen["version1_id"], 1, "{seen}");
+    assert_eq!(seen["lookup"], 1, "{seen}");
+    assert_eq!(seen["schema_by_id_is_v1"], true, "{seen}");
+    assert_eq!(seen["subjects"], json!(["sr-test-value"]), "{seen}");
+    assert_eq!(seen["subjects_of_id"], json!(["sr-test-value"]), "{seen}");
+    assert_eq!(seen["compat_default"], "BACKWARD", "{seen}");
+    assert_eq!(
+        seen["compat_set"],
+        json!({"compatibility": "FULL"}),
+        "{seen}"
+    );
+    assert_eq!(seen["compat_subject"], "FULL", "{seen}");
+    assert_eq!(seen["unknown_subject_code"], 40401, "{seen}");
+    assert_eq!(seen["invalid_schema_code"], 42201, "{seen}");
+    assert_eq!(
+        (&seen["mode_set"], &seen["mode_get"]),
+        (&json!("READONLY"), &json!("READONLY"))
+    );
+    assert_eq!(seen["readonly_code"], 42205, "{seen}");
+    assert_eq!(seen["scratch_id"], 3, "{seen}");
+    assert_eq!(seen["soft_deleted"], json!([1]), "{seen}");
+    assert_eq!(seen["deleted_only"], json!(["scratch"]), "{seen}");
+    assert_eq!(seen["permanently_deleted"], json!([1]), "{seen}");
+    // Magic byte 0, then ID 2 as four big-endian bytes.
+    assert_eq!(seen["header_of_first"], "0000000002", "{seen}");
+    assert_eq!(seen["read_matches"], true, "{seen}");
+    r.stop().await;
 }
