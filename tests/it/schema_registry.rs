@@ -20,6 +20,8 @@ struct RegistryWorker {
     registry: String,
     /// The Kafka listener's `host:port`, when started with one.
     bootstrap: Option<String>,
+    /// The worker's REST API.
+    api: Client,
     http: reqwest::Client,
     auth: Option<(String, String)>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -61,6 +63,7 @@ impl RegistryWorker {
         let w = RegistryWorker {
             registry: registry_url,
             bootstrap,
+            api: api.clone(),
             http: reqwest::Client::new(),
             auth: None,
             shutdown: Some(tx),
@@ -724,5 +727,146 @@ async fn schema_registry_serves_confluents_python_client_and_its_avro_serdes() {
     // Magic byte 0, then ID 2 as four big-endian bytes.
     assert_eq!(seen["header_of_first"], "0000000002", "{seen}");
     assert_eq!(seen["read_matches"], true, "{seen}");
+    r.stop().await;
+}
+
+/// Runs one of the Python client scripts with `args` and parses the JSON line it prints last.
+#[cfg(feature = "kafka-listener")]
+async fn python(script: &str, args: &[&str]) -> Json {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/test-deps/venv/bin/python");
+    assert!(
+        python.exists(),
+        "Confluent's Python client is not installed at {}: run scripts/install-test-deps",
+        python.display()
+    );
+    let mut command = std::process::Command::new(python);
+    command
+        .arg(root.join("tests/clients").join(script))
+        .args(args)
+        .stdin(std::process::Stdio::null());
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{script} failed:\n{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{script} printed {stdout:?}: {e}"))
+}
+
+/// AvroConverter under Confluent's class name and keys, both ways: what Confluent's AvroSerializer
+/// produced through the Kafka listener a FileStreamSink decodes by the registry's IDs, and what a
+/// FileStreamSource wrote with AvroConverter Confluent's AvroDeserializer reads.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_converter_reads_confluents_serializer_and_writes_for_its_deserializer() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::launch(dir.path(), &[], true).await;
+    let bootstrap = r.bootstrap.clone().unwrap();
+    // Confluent's serializer produces 5 records of edge.Reading to `readings` (the script above).
+    let seen = python(
+        "schema_registry_client.py",
+        &[&r.registry, &bootstrap, "readings"],
+    )
+    .await;
+    assert_eq!(seen["read_matches"], true, "{seen}");
+    let sink_file = dir.path().join("readings.txt");
+    let avro = |c: &mut Json| {
+        c["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+        c["value.converter.schema.registry.url"] = json!(r.registry);
+    };
+    let mut sink = common::file_sink("avro-sink", &sink_file, "readings");
+    avro(&mut sink["config"]);
+    common::create_through(&r.api, sink).await;
+    let lines = common::wait_for("the sink to write 5 lines", DEADLINE, || async {
+        let lines = std::fs::read_to_string(&sink_file).unwrap_or_default();
+        (lines.lines().count() >= 5).then_some(lines)
+    })
+    .await;
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines[0], "Struct{sensor=s0,value=0.0,unit=C}", "{lines:?}");
+    assert_eq!(lines[4], "Struct{sensor=s4,value=6.0,unit=C}", "{lines:?}");
+    // The other way: a FileStreamSource with AvroConverter registers `lines-value` and frames each record.
+    let source_file = dir.path().join("in.txt");
+    common::append_lines(&source_file, ["first".to_string(), "second".to_string()]);
+    let mut source = common::file_source("avro-source", &source_file, "lines");
+    avro(&mut source["config"]);
+    common::create_through(&r.api, source).await;
+    let read = python(
+        "schema_registry_consume.py",
+        &[&r.registry, &bootstrap, "lines", "2"],
+    )
+    .await;
+    assert_eq!(read["values"], json!(["first", "second"]), "{read}");
+    let (_, subject) = r.get("/subjects/lines-value/versions/latest").await;
+    assert_eq!(subject["schema"], json!("\"string\""), "{subject}");
+    assert_eq!(read["ids"], json!([subject["id"], subject["id"]]), "{read}");
+    r.stop().await;
+}
+
+/// A record that is not in Confluent's wire format, or names an ID the registry does not have, fails
+/// the sink's conversion with the ID named; `errors.tolerance=all` with a dead letter queue keeps the
+/// task running and routes the record there.
+#[tokio::test]
+async fn avro_converter_sends_records_it_cannot_read_to_the_dead_letter_queue() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let records = json!({"records": [
+        {"value": b64(b"plain text")},
+        {"value": b64(&[0, 0, 0, 0, 99, b'x'])},
+    ]});
+    let answer = r
+        .api
+        .request(Method::POST, "/topics/raw")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(records.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let sink_file = dir.path().join("out.txt");
+    let mut sink = common::file_sink("avro-dlq", &sink_file, "raw");
+    sink["config"]["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    sink["config"]["errors.tolerance"] = json!("all");
+    sink["config"]["errors.deadletterqueue.topic.name"] = json!("raw-dlq");
+    sink["config"]["errors.deadletterqueue.context.headers.enable"] = json!(true);
+    common::create_through(&r.api, sink).await;
+    let dlq = common::wait_for(
+        "both records in the dead letter queue",
+        DEADLINE,
+        || async {
+            let (status, body) = r
+                .api
+                .get("/topics/raw-dlq/partitions/0/records?offset=0&metadata=true")
+                .await
+                .ok()?;
+            (status == 200 && body.as_array().is_some_and(|a| a.len() == 2)).then_some(body)
+        },
+    )
+    .await;
+    let message = |record: &Json| {
+        let header = record["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["key"] == "__connect.errors.exception.message")
+            .unwrap_or_else(|| panic!("no exception message in {record}"));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(header["value"].as_str().unwrap())
+            .unwrap();
+        String::from_utf8(bytes).unwrap()
+    };
+    assert!(message(&dlq[0]).contains("Unknown magic byte!"), "{dlq}");
+    assert!(message(&dlq[1]).contains("schema ID 99"), "{dlq}");
+    let status = r.api.get("/connectors/avro-dlq/status").await.unwrap().1;
+    assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
     r.stop().await;
 }
