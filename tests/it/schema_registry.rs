@@ -19,6 +19,7 @@ struct RegistryWorker {
     /// The registry's base URL.
     registry: String,
     /// The Kafka listener's `host:port`, when started with one.
+    #[cfg_attr(not(feature = "kafka-listener"), allow(dead_code))]
     bootstrap: Option<String>,
     /// The worker's REST API.
     api: Client,
