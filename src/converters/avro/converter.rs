@@ -118,13 +118,7 @@ impl AvroConverterConfig {
                 ))
             }
         };
-        if config_bool(config, "use.latest.version", false)? {
-            return Err(config_error(
-                "use.latest.version",
-                "true",
-                "use.latest.version is not supported by this AvroConverter yet",
-            ));
-        }
+        refuse_unsupported(config)?;
         Ok(AvroConverterConfig {
             url,
             auto_register: config_bool(config, "auto.register.schemas", true)?,
@@ -133,6 +127,47 @@ impl AvroConverterConfig {
             user_info,
         })
     }
+}
+
+/// Refuses the settings whose behaviour this converter does not have yet, naming the key, rather than
+/// behaving otherwise than the config says.
+fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError> {
+    let unsupported = |key: &str, value: &str| {
+        config_error(
+            key,
+            value,
+            "This AvroConverter does not support this setting yet",
+        )
+    };
+    for (key, differs) in [
+        (
+            "use.latest.version",
+            config_bool(config, "use.latest.version", false)?,
+        ),
+        (
+            "connect.meta.data",
+            !config_bool(config, "connect.meta.data", true)?,
+        ),
+        (
+            "enhanced.avro.schema.support",
+            config_bool(config, "enhanced.avro.schema.support", false)?,
+        ),
+        (
+            "scrub.invalid.names",
+            config_bool(config, "scrub.invalid.names", false)?,
+        ),
+    ] {
+        if differs {
+            return Err(unsupported(key, config.get(key).map_or("", String::as_str)));
+        }
+    }
+    if let Some(key) = config
+        .keys()
+        .find(|k| k.starts_with("schema.registry.ssl."))
+    {
+        return Err(unsupported(key, "[hidden]"));
+    }
+    Ok(())
 }
 
 /// A schema read by ID: the writer's Avro schema and the Connect schema made of it.

@@ -215,3 +215,34 @@ fn hostile_bytes_fail_without_panicking_or_reserving_memory() {
         assert!(reader.value(&schema.root, &connect).is_err(), "{bytes:?}");
     }
 }
+
+#[test]
+fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
+    let config = |extra: &[(&str, &str)]| {
+        let mut c: crate::connectors::Props = [("schema.registry.url", "http://127.0.0.1:8081")]
+            .iter()
+            .chain(extra)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        c.insert("converter.type".into(), "value".into());
+        super::AvroConverter::from_config(&c)
+    };
+    assert!(config(&[]).is_ok());
+    assert!(config(&[(
+        "value.subject.name.strategy",
+        "io.confluent.kafka.serializers.subject.RecordNameStrategy"
+    )])
+    .is_ok());
+    for (key, value) in [
+        ("use.latest.version", "true"),
+        ("connect.meta.data", "false"),
+        ("enhanced.avro.schema.support", "true"),
+        ("scrub.invalid.names", "true"),
+        ("schema.registry.ssl.truststore.location", "/x"),
+        ("value.subject.name.strategy", "com.example.Mine"),
+        ("basic.auth.credentials.source", "SASL_INHERIT"),
+    ] {
+        let e = config(&[(key, value)]).unwrap_err();
+        assert!(e.0.contains(key), "{key}: {e}");
+    }
+}
