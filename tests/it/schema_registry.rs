@@ -871,3 +871,45 @@ async fn avro_converter_sends_records_it_cannot_read_to_the_dead_letter_queue() 
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
     r.stop().await;
 }
+
+/// A steady pipeline makes no registry call per record: a FileStreamSource and a FileStreamSink with
+/// AvroConverter against another worker's registry keep converting once that registry is gone, from the
+/// IDs and schemas they cached with the first records.
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_converter_keeps_converting_from_its_cache_when_the_registry_is_gone() {
+    let central_dir = common::tempdir();
+    let central = RegistryWorker::start(central_dir.path(), &[]).await;
+    let edge = common::Fixture::start().await;
+    let avro = |mut c: Json| {
+        c["config"]["key.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+        c["config"]["key.converter.schema.registry.url"] = json!(central.registry);
+        c["config"]["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+        c["config"]["value.converter.schema.registry.url"] = json!(central.registry);
+        c
+    };
+    let first: Vec<String> = (0..3).map(|i| format!("line {i}")).collect();
+    common::append_lines(&edge.input, first.clone());
+    edge.w
+        .create(avro(common::file_source("src", &edge.input, "lines")))
+        .await;
+    edge.w
+        .create(avro(common::file_sink("sink", &edge.output, "lines")))
+        .await;
+    common::wait_until("the first lines through", || async {
+        common::lines(&edge.output) == first
+    })
+    .await;
+    assert_eq!(
+        central.get("/subjects").await,
+        (200, json!(["lines-value"]))
+    );
+    central.stop().await;
+    let more: Vec<String> = (3..6).map(|i| format!("line {i}")).collect();
+    common::append_lines(&edge.input, more.clone());
+    common::wait_until("the later lines through without the registry", || async {
+        common::lines(&edge.output).len() == 6
+    })
+    .await;
+    assert_eq!(common::lines(&edge.output)[3..], more[..]);
+    edge.w.stop().await;
+}
