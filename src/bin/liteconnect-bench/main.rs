@@ -9,6 +9,7 @@
 //! cargo build --release && cargo run --release --bin liteconnect-bench -- [--runs N] [--quick] [--scenario NAME]...
 //! ```
 
+mod avro;
 mod baseline;
 mod control;
 mod durability;
@@ -92,6 +93,8 @@ enum Scenario {
     IdleFiles,
     /// `liteconnect test` through a five-transform chain, beside the same chain in a running sink.
     Test,
+    /// The pipeline with AvroConverter on both sides against the JsonConverter one, and registry reads.
+    Avro,
 }
 
 impl Scenario {
@@ -123,6 +126,7 @@ impl Scenario {
             Scenario::Idle => idle::scenario(ctx, rows).await,
             Scenario::IdleFiles => idle::files_scenario(ctx, rows).await,
             Scenario::Test => tryout::scenario(ctx, rows).await,
+            Scenario::Avro => avro::scenario(ctx, rows).await,
         }
     }
 }
