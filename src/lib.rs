@@ -102,6 +102,8 @@ pub struct Listeners {
     pub admin: Vec<TcpListener>,
     /// One per `kafka.listeners` entry.
     pub kafka: Vec<TcpListener>,
+    /// One per `schema.registry.listeners` entry.
+    pub registry: Vec<TcpListener>,
 }
 
 impl From<TcpListener> for Listeners {
@@ -109,8 +111,7 @@ impl From<TcpListener> for Listeners {
     fn from(listener: TcpListener) -> Self {
         Listeners {
             rest: vec![listener],
-            admin: Vec::new(),
-            kafka: Vec::new(),
+            ..Listeners::default()
         }
     }
 }
@@ -122,6 +123,7 @@ impl Listeners {
             ("REST listener", &self.rest),
             ("admin listener", &self.admin),
             ("Kafka listener", &self.kafka),
+            ("Schema Registry listener", &self.registry),
         ];
         kinds
             .iter()
@@ -157,8 +159,63 @@ impl Listeners {
                 ))
             })?);
         }
-        Ok(Listeners { rest, admin, kafka })
+        let mut registry = Vec::new();
+        for l in &config.schema_registry_listeners {
+            registry.push(bind_one(l).await?);
+        }
+        Ok(Listeners {
+            rest,
+            admin,
+            kafka,
+            registry,
+        })
     }
+}
+
+/// Refuses a worker config whose Schema Registry listener is on the port of another of its listeners
+/// (the same host, or any host when one is a wildcard), naming both: one would take the other's
+/// connections, or fail to bind.
+fn check_listener_clashes(config: &WorkerConfig) -> Result<(), RunError> {
+    use herder::listeners::Address;
+    let named = |key: &'static str, address: String| (key, Address::parse(&address), address);
+    let mut others: Vec<_> = config
+        .listeners
+        .iter()
+        .map(|l| named(config::keys::LISTENERS, l.bind_address()))
+        .collect();
+    others.extend(
+        config
+            .admin_listeners
+            .iter()
+            .flatten()
+            .map(|l| named(config::keys::ADMIN_LISTENERS, l.bind_address())),
+    );
+    others.extend(
+        config
+            .kafka
+            .listeners
+            .iter()
+            .map(|l| named(config::worker::kafka::KAFKA_LISTENERS, l.bind_address())),
+    );
+    let registry: Vec<_> = config
+        .schema_registry_listeners
+        .iter()
+        .map(|l| named(config::keys::SCHEMA_REGISTRY_LISTENERS, l.bind_address()))
+        .collect();
+    for (i, (_, mine, address)) in registry.iter().enumerate() {
+        let Some(mine) = mine else { continue };
+        let clash = others
+            .iter()
+            .chain(&registry[..i])
+            .find(|(_, other, _)| other.as_ref().is_some_and(|o| o.clashes(mine)));
+        if let Some((key, _, other)) = clash {
+            return Err(RunError::Config(format!(
+                "The Schema Registry listener {address} ({}) is on the port of {other} ({key}); give it a port of its own.",
+                config::keys::SCHEMA_REGISTRY_LISTENERS
+            )));
+        }
+    }
+    Ok(())
 }
 
 async fn bind_one(listener: &Listener) -> Result<TcpListener, RunError> {
@@ -208,6 +265,8 @@ pub struct Prepared {
     rest_tls: Vec<Option<TlsAcceptor>>,
     /// The TLS acceptor of each `admin.listeners` entry, in order.
     admin_tls: Vec<Option<TlsAcceptor>>,
+    /// The TLS acceptor of each `schema.registry.listeners` entry (the REST listener's settings), in order.
+    registry_tls: Vec<Option<TlsAcceptor>>,
     /// The TLS acceptor of each `kafka.listeners` entry, and the SASL users.
     #[cfg(feature = "kafka-listener")]
     kafka: kafka::KafkaPrepared,
@@ -253,6 +312,8 @@ pub async fn prepare(
     };
     let rest_tls = acceptors(&config.listeners, false)?;
     let admin_tls = acceptors(config.admin_listeners.as_deref().unwrap_or_default(), true)?;
+    check_listener_clashes(&config)?;
+    let registry_tls = acceptors(&config.schema_registry_listeners, false)?;
     #[cfg(feature = "kafka-listener")]
     let kafka = kafka::KafkaPrepared::new(&config).map_err(RunError::Config)?;
     herder::check_startup_connectors(&plugins::Plugins::new(), &startup)?;
@@ -263,6 +324,7 @@ pub async fn prepare(
         security,
         rest_tls,
         admin_tls,
+        registry_tls,
         #[cfg(feature = "kafka-listener")]
         kafka,
         store,
@@ -405,11 +467,19 @@ fn start_servers(
         herder: herder.clone(),
         admin: worker.config.admin_listeners.is_none(),
         public: true,
+        registry: false,
     };
     let admin = ApiState {
         herder: herder.clone(),
         admin: true,
         public: false,
+        registry: false,
+    };
+    let registry = ApiState {
+        herder: herder.clone(),
+        admin: false,
+        public: true,
+        registry: true,
     };
     let rest = listeners
         .rest
@@ -422,7 +492,19 @@ fn start_servers(
         .into_iter()
         .zip(admin_listeners.iter().zip(&worker.admin_tls))
         .map(|(socket, (l, tls))| (socket, l, tls, &admin, "Admin REST server"));
+    let registries = listeners
+        .registry
+        .into_iter()
+        .zip(
+            worker
+                .config
+                .schema_registry_listeners
+                .iter()
+                .zip(&worker.registry_tls),
+        )
+        .map(|(socket, (l, tls))| (socket, l, tls, &registry, "Schema Registry"));
     rest.chain(admins)
+        .chain(registries)
         .map(|(socket, l, tls, state, what)| {
             match socket.local_addr() {
                 Ok(a) => tracing::info!("{what} listening on {}://{a}", l.scheme),

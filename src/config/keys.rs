@@ -83,6 +83,8 @@ pub const TOPIC_TRACKING_ENABLE: &str = "topic.tracking.enable";
 pub const TOPIC_TRACKING_ALLOW_RESET: &str = "topic.tracking.allow.reset";
 /// `admin.listeners`.
 pub const ADMIN_LISTENERS: &str = "admin.listeners";
+/// `schema.registry.listeners`: where the embedded Schema Registry listens (empty: nowhere).
+pub const SCHEMA_REGISTRY_LISTENERS: &str = "schema.registry.listeners";
 /// `access.control.allow.origin`.
 pub const ACCESS_CONTROL_ALLOW_ORIGIN: &str = "access.control.allow.origin";
 /// `access.control.allow.methods`.

@@ -101,6 +101,8 @@ pub struct WorkerConfig {
     pub advertised_port: Option<u16>,
     /// `admin.listeners`: None = admin endpoints on the main listeners; Some(empty) = disabled.
     pub admin_listeners: Option<Vec<Listener>>,
+    /// `schema.registry.listeners`: the embedded Schema Registry's listeners (empty: none).
+    pub schema_registry_listeners: Vec<Listener>,
     /// `key.converter`.
     pub key_converter: String,
     /// `value.converter`.
@@ -232,6 +234,10 @@ impl WorkerConfig {
             Some(ConfigValue::List(l)) => Some(listeners(keys::ADMIN_LISTENERS, l)?),
             _ => None,
         };
+        let schema_registry_listeners = listeners(
+            keys::SCHEMA_REGISTRY_LISTENERS,
+            &parsed.get_list(keys::SCHEMA_REGISTRY_LISTENERS),
+        )?;
         let synchronous = match string(keys::STORAGE_SYNCHRONOUS).map(|s| s.to_ascii_uppercase()) {
             Some(s) if s == "FULL" => Synchronous::Full,
             _ => Synchronous::Normal,
@@ -267,6 +273,7 @@ impl WorkerConfig {
                 .get_int(keys::REST_ADVERTISED_PORT)
                 .and_then(|p| u16::try_from(p).ok()),
             admin_listeners,
+            schema_registry_listeners,
             key_converter: class(keys::KEY_CONVERTER),
             value_converter: class(keys::VALUE_CONVERTER),
             header_converter: class(keys::HEADER_CONVERTER),

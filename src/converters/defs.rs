@@ -105,3 +105,53 @@ pub fn string() -> ConfigDef {
 pub fn none() -> ConfigDef {
     ConfigDef::new()
 }
+
+/// Confluent's `AvroConverterConfig`: the keys this AvroConverter reads.
+pub fn avro() -> ConfigDef {
+    let key = |name: &str, t: ConfigType, default: DefaultValue, doc: &str| {
+        ConfigKey::new(name, t, default, Importance::High, doc)
+    };
+    converter()
+        .define(key(
+            "schema.registry.url",
+            ConfigType::List,
+            DefaultValue::Required,
+            "Comma-separated list of URLs for Schema Registry instances that can be used to register or look up schemas.",
+        ))
+        .define(key(
+            "auto.register.schemas",
+            ConfigType::Boolean,
+            value("true"),
+            "Specify if the Serializer should attempt to register the Schema with Schema Registry.",
+        ))
+        .define(key(
+            "use.latest.version",
+            ConfigType::Boolean,
+            value("false"),
+            "Use the latest version of the schema in the subject (not supported yet: true is refused).",
+        ))
+        .define(key(
+            "key.subject.name.strategy",
+            ConfigType::String,
+            value("io.confluent.kafka.serializers.subject.TopicNameStrategy"),
+            "Determines how to construct the subject name under which the key schema is registered.",
+        ))
+        .define(key(
+            "value.subject.name.strategy",
+            ConfigType::String,
+            value("io.confluent.kafka.serializers.subject.TopicNameStrategy"),
+            "Determines how to construct the subject name under which the value schema is registered.",
+        ))
+        .define(key(
+            "basic.auth.credentials.source",
+            ConfigType::String,
+            value("URL"),
+            "Specify how to pick the credentials for the Basic Auth header: URL or USER_INFO.",
+        ))
+        .define(key(
+            "basic.auth.user.info",
+            ConfigType::Password,
+            DefaultValue::Null,
+            "Specify the user info for Basic Auth in the form of {username}:{password}.",
+        ))
+}

@@ -8,6 +8,7 @@
 //! `plugins::new_header_converter`) builds them from the prefix-stripped config keys. This module
 //! holds the traits, the implementations and their own config parsing.
 
+pub mod avro;
 pub mod bytes;
 pub mod defs;
 pub mod header;

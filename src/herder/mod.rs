@@ -12,7 +12,7 @@
 
 mod expand;
 mod lifecycle;
-mod listeners;
+pub(crate) mod listeners;
 mod names;
 mod offsets;
 mod restarts;

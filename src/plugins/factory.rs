@@ -41,10 +41,14 @@ pub fn new_converter(
     is_key: bool,
 ) -> Result<Arc<dyn Converter>, DataError> {
     let plugin = row(class, PluginKind::Converter)?;
-    let _ = is_key; // key and value converters behave alike; Kafka only records the role
     converters::check_converter_type(config)?;
+    // The role, as Kafka's worker sets it: most converters ignore it, AvroConverter names subjects by it.
+    let mut config = config.clone();
+    config
+        .entry("converter.type".to_string())
+        .or_insert_with(|| if is_key { "key" } else { "value" }.to_string());
     match plugin.factory {
-        Factory::Converter { make, .. } => make(config),
+        Factory::Converter { make, .. } => make(&config),
         _ => Err(not_an_instance(plugin.class, PluginKind::Converter)),
     }
 }
@@ -66,7 +70,7 @@ pub fn new_header_converter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::converters::{bytes, header, json, number, string};
+    use crate::converters::{avro, bytes, header, json, number, string};
     use crate::data::{Schema, SchemaType, Value};
     use crate::plugins;
 
@@ -90,6 +94,8 @@ mod tests {
             ("Double", number::DOUBLE_CLASS),
             ("Boolean", number::BOOLEAN_CLASS),
             ("Simple", header::CLASS),
+            ("Avro", avro::CLASS),
+            ("AvroConverter", avro::CLASS),
             ("SimpleHeaderConverter", header::CLASS),
             (
                 "org.apache.kafka.connect.storage.SimpleHeaderConverter",
@@ -105,7 +111,6 @@ mod tests {
             );
         }
         for name in [
-            "Avro",
             "json",
             "Converter",
             "org.apache.kafka.connect.json.Json",
@@ -141,16 +146,22 @@ mod tests {
     #[test]
     fn plugin_list() {
         let plugins = converter_plugins();
-        assert_eq!(plugins.len(), 10);
+        assert_eq!(plugins.len(), 11);
         assert!(crate::plugins::of_kind(PluginKind::Converter)
             .iter()
             .chain(&crate::plugins::of_kind(PluginKind::HeaderConverter))
             .all(|p| p.version == "4.0.0"));
         let simple = plugins.iter().find(|p| p.0 == header::CLASS).unwrap();
         assert_eq!((simple.1, simple.2), (false, true));
+        let avro = plugins.iter().find(|p| p.0 == avro::CLASS).unwrap();
+        assert_eq!(
+            (avro.1, avro.2),
+            (true, false),
+            "a converter, as Confluent's"
+        );
         assert!(plugins
             .iter()
-            .filter(|p| p.0 != header::CLASS)
+            .filter(|p| p.0 != header::CLASS && p.0 != avro::CLASS)
             .all(|p| p.1 && p.2));
     }
 
@@ -158,6 +169,9 @@ mod tests {
     fn builds_converters() {
         let none = BTreeMap::new();
         for (class, is_converter, _) in converter_plugins() {
+            if class == avro::CLASS {
+                continue;
+            }
             assert_eq!(
                 new_converter(class, &none, false).is_ok(),
                 is_converter,
@@ -184,6 +198,18 @@ mod tests {
         let mut cfg = BTreeMap::new();
         cfg.insert("converter.type".to_string(), "sideways".to_string());
         assert!(new_converter("String", &cfg, false).is_err());
+        // AvroConverter needs its registry's URL, and is no header converter.
+        assert_eq!(
+            new_converter("AvroConverter", &none, false).unwrap_err().0,
+            "Missing required configuration \"schema.registry.url\" which has no default value."
+        );
+        let mut cfg = BTreeMap::new();
+        cfg.insert(
+            "schema.registry.url".to_string(),
+            "http://127.0.0.1:8081".to_string(),
+        );
+        assert!(new_converter("AvroConverter", &cfg, true).is_ok());
+        assert!(new_header_converter("AvroConverter", &cfg).is_err());
     }
 
     #[test]

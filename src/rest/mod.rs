@@ -10,6 +10,7 @@
 mod connectors;
 mod loggers;
 mod plugins;
+mod registry;
 pub(crate) mod topics;
 mod tryout;
 #[cfg(feature = "console")]
@@ -41,6 +42,9 @@ pub struct ApiState {
     pub admin: bool,
     /// Whether other endpoints are served on this listener (an admin-only listener has false).
     pub public: bool,
+    /// Whether this listener serves the embedded Schema Registry's API instead of Kafka Connect's
+    /// (`schema.registry.listeners`).
+    pub registry: bool,
 }
 
 /// A reply before it becomes an HTTP response.
@@ -417,7 +421,8 @@ where
         query,
         headers,
     } = &incoming;
-    let exempt = path.trim_end_matches('/') == "/metrics" && metrics_exempt(state);
+    let exempt =
+        !state.registry && path.trim_end_matches('/') == "/metrics" && metrics_exempt(state);
     let intercepted = if exempt {
         None
     } else {
@@ -426,7 +431,9 @@ where
     let mut response = match intercepted {
         Some(response) => response,
         #[cfg(feature = "console")]
-        None if state.public && ui::is_ui(path) => ui::serve(method, path, headers),
+        None if state.public && !state.registry && ui::is_ui(path) => {
+            ui::serve(method, path, headers)
+        }
         None => {
             let head = *method == Method::HEAD;
             let reply = match read_body(body, limit).await {
@@ -437,7 +444,11 @@ where
                         .filter(|s| !s.is_empty())
                         .map(|s| percent_decode_str(s).decode_utf8_lossy().into_owned())
                         .collect();
-                    let json = json_content_type(headers);
+                    let json = if state.registry {
+                        registry::accepts(headers)
+                    } else {
+                        json_content_type(headers)
+                    };
                     let req = Request {
                         method: &routed,
                         segments,
@@ -445,7 +456,11 @@ where
                         body: Body { bytes, json },
                         headers,
                     };
-                    route(state, req).await
+                    if state.registry {
+                        registry::route(state, &req).await
+                    } else {
+                        route(state, req).await
+                    }
                 }
                 Err(reply) => reply,
             };
@@ -458,12 +473,14 @@ where
     } else {
         format!("{path}?{query}")
     };
-    state.herder.metrics().rest.observe(
-        method.as_str(),
-        path,
-        response.status().as_u16(),
-        started.elapsed(),
-    );
+    if !state.registry {
+        state.herder.metrics().rest.observe(
+            method.as_str(),
+            path,
+            response.status().as_u16(),
+            started.elapsed(),
+        );
+    }
     tracing::info!(
         target: REQUEST_LOG_TARGET,
         "\"{method} {uri}\" {} {}ms",

@@ -115,7 +115,12 @@ impl Security {
 /// A message naming the key that is wrong.
 pub fn check(config: &WorkerConfig) -> Result<(), SecurityError> {
     Security::from_worker(config)?;
-    if config.listeners.iter().any(|l| l.scheme == "https") {
+    if config
+        .listeners
+        .iter()
+        .chain(&config.schema_registry_listeners)
+        .any(|l| l.scheme == "https")
+    {
         tls::server_config(&config.originals, tls::LISTENERS_PREFIX)?;
     }
     if config

@@ -12,6 +12,7 @@ mod lock;
 mod log;
 mod open;
 mod queries;
+pub mod registry;
 mod topics;
 
 use std::collections::BTreeMap;

@@ -37,6 +37,7 @@ mod plugins;
 mod plugins_ext;
 mod rest_api;
 mod rest_polish;
+mod schema_registry;
 mod security;
 mod spooldir;
 mod task_cap;

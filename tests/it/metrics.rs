@@ -337,6 +337,7 @@ async fn metrics_are_served_on_the_admin_listener_too() {
         rest: vec![rest],
         admin: vec![admin],
         kafka: Vec::new(),
+        registry: Vec::new(),
     };
     let handle = tokio::spawn(liteconnect::run(listeners, config, Vec::new(), async {
         let _ = rx.await;

@@ -9,6 +9,7 @@
 //! cargo build --release && cargo run --release --bin liteconnect-bench -- [--runs N] [--quick] [--scenario NAME]...
 //! ```
 
+mod avro;
 mod baseline;
 mod control;
 mod durability;
@@ -96,6 +97,8 @@ enum Scenario {
     /// Plugin programs: a Rust SDK source and a Python one against the built-in verifiable source, and
     /// one Python transformation's cost per record.
     Plugin,
+    /// The pipeline with AvroConverter on both sides against the JsonConverter one, and registry reads.
+    Avro,
 }
 
 impl Scenario {
@@ -128,6 +131,7 @@ impl Scenario {
             Scenario::IdleFiles => idle::files_scenario(ctx, rows).await,
             Scenario::Test => tryout::scenario(ctx, rows).await,
             Scenario::Plugin => plugin::scenario(ctx, rows).await,
+            Scenario::Avro => avro::scenario(ctx, rows).await,
         }
     }
 }

@@ -49,12 +49,22 @@ fn same_contents(a: &Path, b: &Path) -> Res<bool> {
 pub(crate) enum Conv {
     String,
     Json,
+    /// AvroConverter against the worker's own Schema Registry, on this port.
+    Avro(u16),
 }
 
 fn converter_overrides(conv: Conv, config: &mut Json) {
-    if conv == Conv::Json {
-        config["value.converter"] = json!(JSON_CONVERTER);
-        config["value.converter.schemas.enable"] = json!("true");
+    match conv {
+        Conv::String => {}
+        Conv::Json => {
+            config["value.converter"] = json!(JSON_CONVERTER);
+            config["value.converter.schemas.enable"] = json!("true");
+        }
+        Conv::Avro(port) => {
+            config["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+            config["value.converter.schema.registry.url"] =
+                json!(format!("http://127.0.0.1:{port}"));
+        }
     }
 }
 

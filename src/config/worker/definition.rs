@@ -48,6 +48,7 @@ fn rest_keys(def: ConfigDef) -> ConfigDef {
         )
         .define(key(keys::REST_ADVERTISED_LISTENER, String, DefaultValue::Null, "Accepted for Kafka's sample files; not used."))
         .define(key(keys::ADMIN_LISTENERS, List, DefaultValue::Null, "Listeners for the /admin endpoints; unset serves them on the REST listeners, empty disables them."))
+        .define(key(keys::SCHEMA_REGISTRY_LISTENERS, List, value(""), "Listeners of the embedded Schema Registry (Confluent's REST API v1), `http://host:port` or `https://host:port` with the REST listener's TLS and basic-auth settings; empty turns it off."))
         .define(key(keys::ACCESS_CONTROL_ALLOW_ORIGIN, String, value(""), "The Access-Control-Allow-Origin answer (CORS); empty disables CORS."))
         .define(key(keys::ACCESS_CONTROL_ALLOW_METHODS, String, value(""), "The Access-Control-Allow-Methods answer (CORS)."))
         .define(key(keys::REST_REQUEST_MAX_BYTES, Long, value("1048576"), "The largest request body accepted, in bytes.").validator(Validator::AtLeast(0.0)))

@@ -52,6 +52,7 @@ impl KafkaWorker {
             rest: vec![rest],
             admin: Vec::new(),
             kafka: vec![kafka],
+            registry: Vec::new(),
         };
         let (tx, rx) = oneshot::channel::<()>();
         let handle = tokio::spawn(liteconnect::run(listeners, config, Vec::new(), async {

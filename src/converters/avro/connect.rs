@@ -1,0 +1,384 @@
+//! Connect schemas to Avro schemas and back, the way Confluent's `AvroData` maps them: `INT8`/`INT16` as
+//! `int` with `connect.type`, optional schemas as unions with `null` (field default `null`), structs as
+//! records (unnamed ones `io.confluent.connect.avro.ConnectDefault`), maps with string keys as Avro maps
+//! and others as arrays of `io.confluent.connect.avro.MapEntry` records, the logical types with their
+//! Avro logical types, and `connect.name`, `connect.version`, `connect.doc`, `connect.parameters`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value as Json};
+
+use super::schema::{AvroSchema, NamedKind, Node};
+use crate::data::logical::{
+    LogicalKind, DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
+};
+use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType};
+
+/// The namespace of the records Confluent's converter makes up.
+const NAMESPACE: &str = "io.confluent.connect.avro";
+/// The name of an unnamed struct.
+const DEFAULT_NAME: &str = "ConnectDefault";
+/// Decimal precision parameter Confluent writes.
+const PRECISION_PARAMETER: &str = "connect.decimal.precision";
+
+/// Connect → Avro, numbering unnamed structs as Confluent does (`ConnectDefault`, `ConnectDefault2`, …).
+#[derive(Default)]
+pub struct ToAvro {
+    unnamed: usize,
+    /// Named records already written, so a second use refers to the first by name.
+    written: BTreeMap<String, ()>,
+}
+
+/// The Avro schema JSON of a Connect schema.
+pub fn to_avro(schema: &Schema) -> Json {
+    ToAvro::default().schema(schema, true)
+}
+
+/// A Connect schema's metadata as Avro properties.
+fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
+    if let Some(doc) = &schema.doc {
+        out.insert("connect.doc".into(), json!(doc));
+    }
+    if let Some(v) = schema.version {
+        out.insert("connect.version".into(), json!(v));
+    }
+    if !schema.parameters.is_empty() {
+        out.insert("connect.parameters".into(), json!(schema.parameters));
+    }
+    if with_name {
+        if let Some(name) = &schema.name {
+            out.insert("connect.name".into(), json!(name));
+        }
+    }
+}
+
+impl ToAvro {
+    /// `optional` schemas become `["null", T]` unless `strip_optional` says the caller handles it.
+    fn schema(&mut self, schema: &Schema, strip_optional: bool) -> Json {
+        let body = self.required(schema);
+        if schema.optional && strip_optional {
+            json!(["null", body])
+        } else {
+            body
+        }
+    }
+
+    fn required(&mut self, schema: &Schema) -> Json {
+        let mut props = Map::new();
+        let base = match schema.logical() {
+            Some(LogicalKind::Decimal(scale)) => {
+                let precision = schema
+                    .parameters
+                    .get(PRECISION_PARAMETER)
+                    .and_then(|p| p.parse::<i64>().ok())
+                    .unwrap_or(64);
+                props.insert("scale".into(), json!(scale));
+                props.insert("precision".into(), json!(precision));
+                props.insert("logicalType".into(), json!("decimal"));
+                "bytes"
+            }
+            Some(LogicalKind::Date) => {
+                props.insert("logicalType".into(), json!("date"));
+                "int"
+            }
+            Some(LogicalKind::Time) => {
+                props.insert("logicalType".into(), json!("time-millis"));
+                "int"
+            }
+            Some(LogicalKind::Timestamp) => {
+                props.insert("logicalType".into(), json!("timestamp-millis"));
+                "long"
+            }
+            None => match schema.schema_type {
+                SchemaType::Int8 => {
+                    props.insert("connect.type".into(), json!("int8"));
+                    "int"
+                }
+                SchemaType::Int16 => {
+                    props.insert("connect.type".into(), json!("int16"));
+                    "int"
+                }
+                SchemaType::Int32 => "int",
+                SchemaType::Int64 => "long",
+                SchemaType::Float32 => "float",
+                SchemaType::Float64 => "double",
+                SchemaType::Boolean => "boolean",
+                SchemaType::String => "string",
+                SchemaType::Bytes => "bytes",
+                SchemaType::Array => return self.array(schema),
+                SchemaType::Map => return self.map(schema),
+                SchemaType::Struct => return self.record(schema),
+            },
+        };
+        connect_props(schema, &mut props, true);
+        if props.is_empty() {
+            return json!(base);
+        }
+        let mut out = Map::new();
+        out.insert("type".into(), json!(base));
+        out.extend(props);
+        Json::Object(out)
+    }
+
+    fn child(&mut self, schema: Option<&SchemaRef>) -> Json {
+        match schema {
+            Some(s) => self.schema(s, true),
+            None => json!("null"),
+        }
+    }
+
+    fn array(&mut self, schema: &Schema) -> Json {
+        let mut out = Map::new();
+        out.insert("type".into(), json!("array"));
+        out.insert("items".into(), self.child(schema.value_schema.as_ref()));
+        connect_props(schema, &mut out, true);
+        Json::Object(out)
+    }
+
+    fn map(&mut self, schema: &Schema) -> Json {
+        let string_keys = schema
+            .key_schema
+            .as_ref()
+            .is_some_and(|k| k.schema_type == SchemaType::String && !k.optional);
+        let mut out = Map::new();
+        if string_keys {
+            out.insert("type".into(), json!("map"));
+            out.insert("values".into(), self.child(schema.value_schema.as_ref()));
+        } else {
+            let entry = json!({
+                "type": "record",
+                "name": "MapEntry",
+                "namespace": NAMESPACE,
+                "fields": [
+                    {"name": "key", "type": self.child(schema.key_schema.as_ref())},
+                    {"name": "value", "type": self.child(schema.value_schema.as_ref())},
+                ],
+            });
+            out.insert("type".into(), json!("array"));
+            out.insert("items".into(), entry);
+        }
+        connect_props(schema, &mut out, true);
+        Json::Object(out)
+    }
+
+    fn record(&mut self, schema: &Schema) -> Json {
+        let full = match &schema.name {
+            Some(n) => n.clone(),
+            None => {
+                self.unnamed += 1;
+                match self.unnamed {
+                    1 => format!("{NAMESPACE}.{DEFAULT_NAME}"),
+                    n => format!("{NAMESPACE}.{DEFAULT_NAME}{n}"),
+                }
+            }
+        };
+        if self.written.contains_key(&full) {
+            return json!(full);
+        }
+        self.written.insert(full.clone(), ());
+        let (namespace, name) = match full.rsplit_once('.') {
+            Some((ns, n)) => (Some(ns.to_string()), n.to_string()),
+            None => (None, full.clone()),
+        };
+        let fields: Vec<Json> = schema
+            .fields
+            .iter()
+            .map(|f| {
+                let mut field = Map::new();
+                field.insert("name".into(), json!(f.name));
+                field.insert("type".into(), self.schema(&f.schema, true));
+                if f.schema.optional {
+                    field.insert("default".into(), Json::Null);
+                }
+                Json::Object(field)
+            })
+            .collect();
+        let mut out = Map::new();
+        out.insert("type".into(), json!("record"));
+        out.insert("name".into(), json!(name));
+        if let Some(ns) = namespace {
+            out.insert("namespace".into(), json!(ns));
+        }
+        out.insert("fields".into(), Json::Array(fields));
+        connect_props(schema, &mut out, schema.name.is_some());
+        Json::Object(out)
+    }
+}
+
+/// The Connect schema of a parsed Avro schema (the writer's, when reading).
+///
+/// # Errors
+/// A union other than `[null, T]` / `[T, null]`, which Connect cannot hold as one type.
+pub fn to_connect(schema: &AvroSchema, json: &Json) -> Result<SchemaRef, DataError> {
+    FromAvro { schema }.node(&schema.root, json, false)
+}
+
+struct FromAvro<'a> {
+    schema: &'a AvroSchema,
+}
+
+/// The JSON object that describes a node, if the schema wrote one (for its properties).
+fn props(json: &Json) -> Option<&Map<String, Json>> {
+    json.as_object()
+}
+
+fn apply_connect_props(out: &mut Schema, json: &Json) {
+    let Some(p) = props(json) else { return };
+    if let Some(name) = p.get("connect.name").and_then(Json::as_str) {
+        out.name = Some(name.to_string());
+    }
+    if let Some(v) = p.get("connect.version").and_then(Json::as_i64) {
+        out.version = i32::try_from(v).ok();
+    }
+    if let Some(doc) = p.get("connect.doc").and_then(Json::as_str) {
+        out.doc = Some(doc.to_string());
+    }
+    if let Some(Json::Object(params)) = p.get("connect.parameters") {
+        for (k, v) in params {
+            if let Some(v) = v.as_str() {
+                out.parameters.insert(k.clone(), v.to_string());
+            }
+        }
+    }
+}
+
+impl FromAvro<'_> {
+    fn node(&self, node: &Node, json: &Json, optional: bool) -> Result<SchemaRef, DataError> {
+        let mut out = match node {
+            Node::Union(branches) => return self.union(branches, json),
+            Node::Primitive(p) => self.primitive(p, json)?,
+            Node::Array(items) => self.array(items, json)?,
+            Node::Map(values) => {
+                let mut s = Schema::new(SchemaType::Map);
+                s.key_schema = Some(Schema::string());
+                s.value_schema = Some(self.node(values, child(json, "values"), false)?);
+                s
+            }
+            Node::Named(name) => self.named(name, json)?,
+        };
+        out.optional = optional;
+        apply_connect_props(&mut out, json);
+        Ok(Arc::new(out))
+    }
+
+    fn union(&self, branches: &[Node], json: &Json) -> Result<SchemaRef, DataError> {
+        let jsons: Vec<Json> = json.as_array().cloned().unwrap_or_default();
+        let non_null: Vec<(usize, &Node)> = branches
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b != Node::Primitive("null"))
+            .collect();
+        match non_null.as_slice() {
+            [(i, only)] if branches.len() == 2 => {
+                self.node(only, jsons.get(*i).unwrap_or(&Json::Null), true)
+            }
+            _ => Err(DataError::new(
+                "Avro unions other than [\"null\", T] are not supported by this AvroConverter yet",
+            )),
+        }
+    }
+
+    fn primitive(&self, p: &str, json: &Json) -> Result<Schema, DataError> {
+        let prop = |k: &str| props(json).and_then(|m| m.get(k));
+        let logical = prop("logicalType").and_then(Json::as_str);
+        Ok(match (p, logical) {
+            ("int", Some("date")) => named(SchemaType::Int32, DATE_NAME),
+            ("int", Some("time-millis")) => named(SchemaType::Int32, TIME_NAME),
+            ("long", Some("timestamp-millis")) => named(SchemaType::Int64, TIMESTAMP_NAME),
+            ("bytes", Some("decimal")) => {
+                let mut s = named(SchemaType::Bytes, DECIMAL_NAME);
+                let scale = prop("scale").and_then(Json::as_i64).unwrap_or(0);
+                s.parameters
+                    .insert(DECIMAL_SCALE_PARAMETER.into(), scale.to_string());
+                if let Some(precision) = prop("precision").and_then(Json::as_i64) {
+                    s.parameters
+                        .insert(PRECISION_PARAMETER.into(), precision.to_string());
+                }
+                s
+            }
+            ("int", _) => match prop("connect.type").and_then(Json::as_str) {
+                Some("int8") => Schema::new(SchemaType::Int8),
+                Some("int16") => Schema::new(SchemaType::Int16),
+                _ => Schema::new(SchemaType::Int32),
+            },
+            ("long", _) => Schema::new(SchemaType::Int64),
+            ("float", _) => Schema::new(SchemaType::Float32),
+            ("double", _) => Schema::new(SchemaType::Float64),
+            ("boolean", _) => Schema::new(SchemaType::Boolean),
+            ("string", _) => Schema::new(SchemaType::String),
+            ("bytes", _) => Schema::new(SchemaType::Bytes),
+            (other, _) => {
+                return Err(DataError::new(format!(
+                    "The Avro type {other} has no Connect type"
+                )))
+            }
+        })
+    }
+
+    fn array(&self, items: &Node, json: &Json) -> Result<Schema, DataError> {
+        let items_json = child(json, "items");
+        // An array of MapEntry records is a map with keys of any type.
+        if let Node::Named(name) = items {
+            if name == &format!("{NAMESPACE}.MapEntry") {
+                if let Some(NamedKind::Record(fields)) = self.schema.lookup(name).map(|n| &n.kind) {
+                    let field_json = |i: usize| &items_json["fields"][i]["type"];
+                    if let [key, value] = fields.as_slice() {
+                        let mut s = Schema::new(SchemaType::Map);
+                        s.key_schema = Some(self.node(&key.node, field_json(0), false)?);
+                        s.value_schema = Some(self.node(&value.node, field_json(1), false)?);
+                        return Ok(s);
+                    }
+                }
+            }
+        }
+        let mut s = Schema::new(SchemaType::Array);
+        s.value_schema = Some(self.node(items, items_json, false)?);
+        Ok(s)
+    }
+
+    fn named(&self, name: &str, json: &Json) -> Result<Schema, DataError> {
+        let def = self
+            .schema
+            .lookup(name)
+            .ok_or_else(|| DataError::new(format!("Unknown Avro type {name}")))?;
+        Ok(match &def.kind {
+            NamedKind::Enum(..) => Schema::new(SchemaType::String),
+            NamedKind::Fixed(_) => Schema::new(SchemaType::Bytes),
+            NamedKind::Record(fields) => {
+                let mut s = Schema::new(SchemaType::Struct);
+                s.name = Some(def.name.clone());
+                let field_jsons = json.get("fields").and_then(Json::as_array);
+                for (index, f) in fields.iter().enumerate() {
+                    let fj = field_jsons
+                        .and_then(|a| a.get(index))
+                        .map(|x| &x["type"])
+                        .unwrap_or(&Json::Null);
+                    s.fields.push(Field {
+                        name: f.name.clone(),
+                        index,
+                        schema: self.node(&f.node, fj, false)?,
+                    });
+                }
+                if def.name == format!("{NAMESPACE}.{DEFAULT_NAME}")
+                    || def.name.starts_with(&format!("{NAMESPACE}.{DEFAULT_NAME}"))
+                {
+                    s.name = None;
+                }
+                s
+            }
+        })
+    }
+}
+
+fn named(t: SchemaType, name: &str) -> Schema {
+    let mut s = Schema::new(t);
+    s.name = Some(name.to_string());
+    s.version = Some(1);
+    s
+}
+
+/// A child's JSON (`items`, `values`), or null when the node was written by name.
+fn child<'a>(json: &'a Json, key: &str) -> &'a Json {
+    json.get(key).unwrap_or(&Json::Null)
+}

@@ -1,0 +1,20 @@
+//! Avro with a Schema Registry: schemas parsed and checked as Avro's Java parser does ([`schema`]),
+//! compatibility between schemas by Avro's resolution rules at the registry's seven levels
+//! ([`compat`]), Connect schemas mapped to and from Avro as Confluent's `AvroData` maps them
+//! ([`connect`]), Avro's binary encoding of Connect values ([`binary`]), and Confluent's
+//! `AvroConverter` in its wire format ([`converter`]).
+
+pub mod binary;
+pub mod compat;
+pub mod connect;
+pub mod converter;
+pub mod schema;
+#[cfg(test)]
+mod tests;
+
+pub use compat::Level;
+pub use converter::{AvroConverter, CLASS};
+pub use schema::{AvroSchema, SchemaError};
+
+/// The Schema Registry's media type.
+pub const MEDIA_TYPE: &str = "application/vnd.schemaregistry.v1+json";

@@ -1,0 +1,248 @@
+//! Connect ↔ Avro: a table of schemas covering every Connect type, the logical types and the optional
+//! cases, each mapped to Avro and back and a value written and read back.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value as Json};
+
+use super::binary::{encode, Reader};
+use super::connect::{to_avro, to_connect};
+use super::schema::AvroSchema;
+use crate::data::logical;
+use crate::data::{Field, Schema, SchemaRef, SchemaType, Struct, Value};
+
+fn with(t: SchemaType, f: impl FnOnce(&mut Schema)) -> SchemaRef {
+    let mut s = Schema::new(t);
+    f(&mut s);
+    Arc::new(s)
+}
+
+fn round_trip(schema: &SchemaRef, value: &Value) -> (Json, SchemaRef, Value) {
+    let avro = to_avro(schema);
+    let parsed = AvroSchema::parse(&avro.to_string()).unwrap_or_else(|e| panic!("{avro}: {e}"));
+    let back = to_connect(&parsed, &avro).unwrap();
+    let mut bytes = Vec::new();
+    encode(schema, value, &mut bytes).unwrap();
+    let mut reader = Reader::new(&bytes, &parsed);
+    let read = reader.value(&parsed.root, &back).unwrap();
+    assert!(reader.done(), "{avro}: bytes left");
+    (avro, back, read)
+}
+
+#[test]
+fn every_connect_type_maps_to_avro_and_back_with_its_value() {
+    let cases: Vec<(SchemaRef, Value, Json)> = vec![
+        (
+            Schema::int8(),
+            Value::Int8(-7),
+            json!({"type": "int", "connect.type": "int8"}),
+        ),
+        (
+            Schema::int16(),
+            Value::Int16(300),
+            json!({"type": "int", "connect.type": "int16"}),
+        ),
+        (Schema::int32(), Value::Int32(-123_456), json!("int")),
+        (Schema::int64(), Value::Int64(i64::MIN), json!("long")),
+        (Schema::float32(), Value::Float32(1.5), json!("float")),
+        (Schema::float64(), Value::Float64(-2.25), json!("double")),
+        (Schema::boolean(), Value::Boolean(true), json!("boolean")),
+        (
+            Schema::string(),
+            Value::String("héllo".into()),
+            json!("string"),
+        ),
+        (
+            Schema::bytes(),
+            Value::Bytes(vec![0, 1, 255]),
+            json!("bytes"),
+        ),
+        (
+            Schema::optional_string(),
+            Value::Null,
+            json!(["null", "string"]),
+        ),
+        (
+            Schema::optional_int64(),
+            Value::Int64(5),
+            json!(["null", "long"]),
+        ),
+        (
+            with(SchemaType::Array, |s| {
+                s.value_schema = Some(Schema::int32())
+            }),
+            Value::Array(vec![Value::Int32(1), Value::Int32(2)]),
+            json!({"type": "array", "items": "int"}),
+        ),
+        (
+            with(SchemaType::Map, |s| {
+                s.key_schema = Some(Schema::string());
+                s.value_schema = Some(Schema::optional_float64());
+            }),
+            Value::Map(vec![
+                (Value::String("a".into()), Value::Float64(1.0)),
+                (Value::String("b".into()), Value::Null),
+            ]),
+            json!({"type": "map", "values": ["null", "double"]}),
+        ),
+        (
+            with(SchemaType::String, |s| {
+                s.name = Some("ex.Named".into());
+                s.version = Some(3);
+                s.doc = Some("a doc".into());
+                s.parameters.insert("k".into(), "v".into());
+            }),
+            Value::String("x".into()),
+            json!({"type": "string", "connect.doc": "a doc", "connect.version": 3, "connect.parameters": {"k": "v"}, "connect.name": "ex.Named"}),
+        ),
+    ];
+    for (schema, value, expected) in cases {
+        let (avro, back, read) = round_trip(&schema, &value);
+        assert_eq!(avro, expected, "{schema:?}");
+        assert_eq!(*back, *schema, "{avro}");
+        assert_eq!(read, value, "{avro}");
+    }
+}
+
+#[test]
+fn logical_types_keep_their_names_and_avro_logical_types() {
+    let decimal = logical::decimal(2).build();
+    let (avro, back, read) = round_trip(&decimal, &Value::Bytes(vec![0x04, 0xd2]));
+    assert_eq!(avro["logicalType"], "decimal");
+    assert_eq!(avro["scale"], 2);
+    assert_eq!(avro["connect.name"], logical::DECIMAL_NAME);
+    assert_eq!(back.logical(), Some(logical::LogicalKind::Decimal(2)));
+    assert_eq!(read, Value::Bytes(vec![0x04, 0xd2]));
+    for (schema, value, avro_type) in [
+        (logical::date().build(), Value::Int32(19_000), "date"),
+        (
+            logical::time().build(),
+            Value::Int32(3_600_000),
+            "time-millis",
+        ),
+        (
+            logical::timestamp().build(),
+            Value::Int64(1_700_000_000_000),
+            "timestamp-millis",
+        ),
+    ] {
+        let (avro, back, read) = round_trip(&schema, &value);
+        assert_eq!(avro["logicalType"], avro_type);
+        assert_eq!(back.logical(), schema.logical(), "{avro}");
+        assert_eq!(read, value);
+    }
+}
+
+#[test]
+fn structs_become_records_with_optional_fields_defaulting_to_null() {
+    let inner = with(SchemaType::Struct, |s| {
+        s.fields = vec![Field {
+            name: "n".into(),
+            index: 0,
+            schema: Schema::int32(),
+        }];
+    });
+    let outer = with(SchemaType::Struct, |s| {
+        s.name = Some("ex.Outer".into());
+        s.fields = vec![
+            Field {
+                name: "id".into(),
+                index: 0,
+                schema: Schema::int64(),
+            },
+            Field {
+                name: "note".into(),
+                index: 1,
+                schema: Schema::optional_string(),
+            },
+            Field {
+                name: "inner".into(),
+                index: 2,
+                schema: inner.clone(),
+            },
+            Field {
+                name: "by_id".into(),
+                index: 3,
+                schema: with(SchemaType::Map, |m| {
+                    m.key_schema = Some(Schema::int32());
+                    m.value_schema = Some(Schema::string());
+                }),
+            },
+        ];
+    });
+    let mut inner_value = Struct::new(inner);
+    inner_value.put("n", Value::Int32(9)).unwrap();
+    let mut value = Struct::new(outer.clone());
+    value.put("id", Value::Int64(1)).unwrap();
+    value.put("inner", Value::Struct(inner_value)).unwrap();
+    value
+        .put(
+            "by_id",
+            Value::Map(vec![(Value::Int32(1), Value::String("one".into()))]),
+        )
+        .unwrap();
+    let (avro, back, read) = round_trip(&outer, &Value::Struct(value.clone()));
+    assert_eq!(avro["name"], "Outer");
+    assert_eq!(avro["namespace"], "ex");
+    assert_eq!(
+        avro["fields"][1],
+        json!({"name": "note", "type": ["null", "string"], "default": null})
+    );
+    assert_eq!(avro["fields"][2]["type"]["name"], "ConnectDefault");
+    assert_eq!(
+        avro["fields"][2]["type"]["namespace"],
+        "io.confluent.connect.avro"
+    );
+    assert_eq!(avro["fields"][3]["type"]["items"]["name"], "MapEntry");
+    assert_eq!(*back, *outer);
+    let Value::Struct(read) = read else {
+        panic!("{read:?}")
+    };
+    assert_eq!(read.values, value.values);
+}
+
+#[test]
+fn hostile_bytes_fail_without_panicking_or_reserving_memory() {
+    let schema = AvroSchema::parse(r#"{"type":"array","items":"long"}"#).unwrap();
+    let connect = to_connect(&schema, &json!({"type":"array","items":"long"})).unwrap();
+    for bytes in [
+        &[][..],
+        &[0x80][..],
+        &[0xfe, 0xff, 0xff, 0xff, 0x0f][..],
+        &[0x02][..],
+    ] {
+        let mut reader = Reader::new(bytes, &schema);
+        assert!(reader.value(&schema.root, &connect).is_err(), "{bytes:?}");
+    }
+}
+
+#[test]
+fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
+    let config = |extra: &[(&str, &str)]| {
+        let mut c: crate::connectors::Props = [("schema.registry.url", "http://127.0.0.1:8081")]
+            .iter()
+            .chain(extra)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        c.insert("converter.type".into(), "value".into());
+        super::AvroConverter::from_config(&c)
+    };
+    assert!(config(&[]).is_ok());
+    assert!(config(&[(
+        "value.subject.name.strategy",
+        "io.confluent.kafka.serializers.subject.RecordNameStrategy"
+    )])
+    .is_ok());
+    for (key, value) in [
+        ("use.latest.version", "true"),
+        ("connect.meta.data", "false"),
+        ("enhanced.avro.schema.support", "true"),
+        ("scrub.invalid.names", "true"),
+        ("schema.registry.ssl.truststore.location", "/x"),
+        ("value.subject.name.strategy", "com.example.Mine"),
+        ("basic.auth.credentials.source", "SASL_INHERIT"),
+    ] {
+        let e = config(&[(key, value)]).unwrap_err();
+        assert!(e.0.contains(key), "{key}: {e}");
+    }
+}
