@@ -20,11 +20,11 @@ use crate::config::def::{key_info, ConfigDef, ConfigInfos, ConfigKeyInfo};
 use crate::connectors::{ConnectorPlugin, ConnectorType};
 use crate::error::ConnectError;
 
+pub use crate::converters::{Converter, HeaderConverter};
 pub use desc::{
     simple_name, Factory, MakeConverter, MakeHeaderConverter, MakePredicate, MakeTransform,
     PluginDesc, PluginKind,
 };
-pub use crate::converters::{Converter, HeaderConverter};
 pub use factory::{new_converter, new_header_converter};
 pub use resolve::ResolveError;
 

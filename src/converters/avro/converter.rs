@@ -23,6 +23,8 @@ pub const CLASS: &str = "io.confluent.connect.avro.AvroConverter";
 const REGISTRY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How a record's subject is named (`key.subject.name.strategy` / `value.subject.name.strategy`).
+// The variants are named after Confluent's classes (TopicNameStrategy, ...).
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SubjectStrategy {
     /// `<topic>-key` / `<topic>-value` (the default).

@@ -14,7 +14,7 @@ mod tests;
 
 pub use compat::Level;
 pub use converter::{AvroConverter, CLASS};
-pub use schema::{AvroSchema, SchemaError};
+pub use schema::AvroSchema;
 
 /// The Schema Registry's media type.
 pub const MEDIA_TYPE: &str = "application/vnd.schemaregistry.v1+json";
