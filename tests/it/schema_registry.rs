@@ -913,3 +913,24 @@ async fn avro_converter_keeps_converting_from_its_cache_when_the_registry_is_gon
     assert_eq!(common::lines(&edge.output)[3..], more[..]);
     edge.w.stop().await;
 }
+
+/// A webhook source may not take the Schema Registry's port: the worker's listeners are held.
+#[cfg(feature = "http")]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_webhook_source_on_the_registry_port_is_refused() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let port: u16 = r.registry.rsplit(':').next().unwrap().parse().unwrap();
+    let hook = json!({"name": "hooks", "config": {
+        "connector.class": "WebhookSource", "tasks.max": "1",
+        "listener": format!("http://127.0.0.1:{port}"), "path": "/hooks", "topic": "hooks"}});
+    let (status, answer) = r.api.post("/connectors", &hook).await.unwrap();
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["message"].as_str().unwrap().contains(&format!(
+            "127.0.0.1:{port} is already the listener of the worker's Schema Registry listener"
+        )),
+        "{answer}"
+    );
+    r.stop().await;
+}

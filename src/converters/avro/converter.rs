@@ -420,3 +420,54 @@ impl Converter for AvroConverter {
         Ok(SchemaAndValue::new(Some(connect.clone()), value))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn converter(role: &str, strategy: Option<&str>) -> AvroConverter {
+        let mut c = crate::connectors::Props::new();
+        c.insert(
+            "schema.registry.url".into(),
+            "http://a:8081/,http://b:8081".into(),
+        );
+        c.insert("converter.type".into(), role.into());
+        if let Some(s) = strategy {
+            c.insert(format!("{role}.subject.name.strategy"), s.into());
+        }
+        AvroConverter::from_config(&c).unwrap()
+    }
+
+    #[test]
+    fn subjects_follow_the_role_and_the_strategy() {
+        let prefix = "io.confluent.kafka.serializers.subject.";
+        assert_eq!(
+            converter("value", None).subject("t", None).unwrap(),
+            "t-value"
+        );
+        assert_eq!(
+            converter("key", None).subject("t", Some("ex.R")).unwrap(),
+            "t-key"
+        );
+        let record = converter("value", Some(&format!("{prefix}RecordNameStrategy")));
+        assert_eq!(record.subject("t", Some("ex.R")).unwrap(), "ex.R");
+        assert!(
+            record.subject("t", None).is_err(),
+            "a string schema has no record name"
+        );
+        let topic_record = converter("key", Some(&format!("{prefix}TopicRecordNameStrategy")));
+        assert_eq!(topic_record.subject("t", Some("ex.R")).unwrap(), "t-ex.R");
+        assert_eq!(converter("value", None).config.url, "http://a:8081");
+    }
+
+    #[test]
+    fn records_without_the_magic_byte_fail_before_any_registry_call() {
+        let c = converter("value", None);
+        for data in [&b"{}"[..], &[0, 0, 0][..], &[1, 0, 0, 0, 1, 2][..]] {
+            let e = c.to_connect("t", Some(data)).unwrap_err();
+            assert!(e.0.contains("Unknown magic byte!"), "{e}");
+        }
+        assert_eq!(c.to_connect("t", None).unwrap().value, Value::Null);
+        assert_eq!(c.from_connect("t", None, &Value::Null).unwrap(), None);
+    }
+}
