@@ -88,6 +88,16 @@ enum Command {
     Test(liteconnect::cli::tryout::TestArgs),
     #[command(flatten)]
     Log(log::LogCommand),
+    /// Runs a plugin program for the worker and kills it when the worker is gone (internal).
+    #[command(name = "__child-host", hide = true)]
+    ChildHost {
+        /// The worker's process id.
+        #[arg(long)]
+        parent: Option<u32>,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<std::ffi::OsString>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -113,6 +123,9 @@ fn main() -> ExitCode {
             ExitCode::from(liteconnect::cli::tryout::run(&args, &worker))
         }
         Some(Command::Log(command)) => log::run(command),
+        Some(Command::ChildHost { parent, command }) => {
+            ExitCode::from(liteconnect::cli::child_host::run(parent, &command))
+        }
         Some(Command::Export {
             from,
             out,

@@ -28,3 +28,21 @@ pub(crate) async fn create_running(
         .await
         .expect("create the connector");
 }
+
+/// Calls `check` every 20 ms until it returns `Some`, and returns that; panics after `deadline`.
+pub(crate) fn wait_until<T>(
+    deadline: std::time::Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let end = std::time::Instant::now() + deadline;
+    loop {
+        if let Some(v) = check() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "the condition did not hold within {deadline:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -1,6 +1,8 @@
 //! The client side of the command line: connector files given to the worker, and the `export` and
-//! `migrate` commands that talk to a running worker over its REST API.
+//! `migrate` commands that talk to a running worker over its REST API; the hidden `__child-host`
+//! command that runs plugin programs for the worker.
 
+pub mod child_host;
 pub mod connector_file;
 pub mod drain;
 pub mod endpoint;

@@ -4,6 +4,7 @@
 //! configs to generate, and how a task polls (source) or writes (sink). Task methods are blocking: every
 //! task runs on its own thread, as in Kafka Connect.
 
+pub mod child;
 pub mod file;
 #[cfg(feature = "http")]
 pub mod http;

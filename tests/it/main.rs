@@ -1,5 +1,6 @@
 //! Integration tests: a real worker on an ephemeral port, a real SQLite file, real files.
 
+mod child;
 mod cli;
 mod cli_log;
 mod common;

@@ -152,6 +152,8 @@ impl TestWorker {
         startup: Vec<StartupConnector>,
         connect: impl FnOnce(String) -> Client,
     ) -> Result<TestWorker, RunError> {
+        // The worker runs inside the test binary: plugin programs are hosted by the real one.
+        liteconnect::connectors::child::set_host_program(env!("CARGO_BIN_EXE_liteconnect"));
         let config = worker_config(dir, extra);
         let db = config.storage_file.clone();
         let scheme = match extra.iter().find(|(k, _)| *k == "listeners") {
