@@ -390,12 +390,12 @@ async fn faker_syncs_incrementally_into_struct_records() {
     w.stop().await;
 }
 
-/// The rounds of the kill tests: `LITECONNECT_AIRBYTE_KILL_ROUNDS`, 3 unless set.
+/// The rounds of the kill test: `LITECONNECT_AIRBYTE_KILL_ROUNDS`, 10 unless set.
 fn kill_rounds() -> usize {
     std::env::var("LITECONNECT_AIRBYTE_KILL_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3)
+        .unwrap_or(10)
 }
 
 /// Runs the real binary with the connector `body` reading `count` records into `topic`, killing it with
@@ -455,7 +455,7 @@ async fn killed_again_and_again(body: Json, topic: &str, field: &str, count: usi
 /// holds each number once, and at the end all of them, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_in_the_middle_of_a_sync_leaves_every_record_exactly_once() {
-    let count = 400;
+    let count = 1000;
     let config = json!({"count": count, "per_state": 7, "delay": 0.01});
     let body = airbyte("fake", &fake(), config, &[]);
     let got = killed_again_and_again(body, "numbers", "n", count).await;
