@@ -64,6 +64,24 @@ pub struct SourceRecord {
     pub record: ConnectRecord,
 }
 
+impl SourceRecord {
+    /// A record that carries only a source offset: nothing is appended to the log, but the offset is
+    /// committed with the batch it is polled in (a checkpoint of the source that covers no new record,
+    /// such as an Airbyte STATE after the records of an earlier one).
+    pub fn offset_only(partition: Map<String, Json>, offset: Map<String, Json>) -> Self {
+        SourceRecord {
+            source_partition: Some(partition),
+            source_offset: Some(offset),
+            record: ConnectRecord::new("", None, crate::data::Value::Null),
+        }
+    }
+
+    /// Whether this is an [`SourceRecord::offset_only`] record (its topic is empty).
+    pub fn is_offset_only(&self) -> bool {
+        self.record.topic.is_empty()
+    }
+}
+
 /// A record delivered to a sink task, with its place in the topic log.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SinkRecord {

@@ -180,6 +180,8 @@ pub struct Child {
     tail: StderrTail,
     name: String,
     exited: Option<ExitStatus>,
+    /// When the exit was first seen.
+    exited_at: Option<Instant>,
 }
 
 impl Child {
@@ -208,6 +210,7 @@ impl Child {
             tail,
             name: spec.name.clone(),
             exited: None,
+            exited_at: None,
         })
     }
 
@@ -235,8 +238,19 @@ impl Child {
     pub fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
         if self.exited.is_none() {
             self.exited = self.process.try_wait()?;
+            if self.exited.is_some() {
+                self.exited_at = Some(Instant::now());
+            }
         }
         Ok(self.exited)
+    }
+
+    /// How long ago the program was first seen to have exited (`None` while it runs). A program that
+    /// exited can leave processes behind that still hold its stdout open (a helper it started in its
+    /// group): a caller reading stdout to its end kills them ([`Child::kill`]) once this is long enough.
+    pub fn exited_for(&mut self) -> std::io::Result<Option<Duration>> {
+        self.try_wait()?;
+        Ok(self.exited_at.map(|t| t.elapsed()))
     }
 
     /// Waits up to `timeout` for the program to exit.

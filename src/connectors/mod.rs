@@ -4,6 +4,8 @@
 //! configs to generate, and how a task polls (source) or writes (sink). Task methods are blocking: every
 //! task runs on its own thread, as in Kafka Connect.
 
+#[cfg(feature = "airbyte")]
+pub(crate) mod airbyte;
 pub mod child;
 pub(crate) mod file;
 #[cfg(feature = "http")]
@@ -296,6 +298,12 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     fn config_def(&self) -> ConfigDef;
     /// Extra checks beyond the definition, as (key, message) errors. Pure: no I/O.
     fn validate(&self, _config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// Checks that reach outside (run the source's own program, connect to it), as (key, message)
+    /// errors: only `PUT /connector-plugins/{p}/config/validate` runs them, on a blocking thread, after
+    /// the config passed the definition and [`ConnectorPlugin::validate`].
+    fn check_live(&self, _config: &Props) -> Vec<(String, String)> {
         Vec::new()
     }
     /// The `host:port` this connector's tasks listen on, if they listen (the webhook source). The herder

@@ -27,6 +27,47 @@ impl Herder {
             .validate_with(config, self.listener_errors(&given))
     }
 
+    /// [`Herder::validate`], then, when that finds no error, the plugin's checks that reach outside
+    /// ([`crate::connectors::ConnectorPlugin::check_live`]: an Airbyte source's SPEC and CHECK), on a
+    /// blocking thread, with the config's `${provider:path:key}` placeholders resolved.
+    ///
+    /// # Errors
+    /// As [`Herder::validate`].
+    pub async fn validate_live(
+        &self,
+        config: &BTreeMap<String, Option<String>>,
+    ) -> Result<ConfigInfos, ConnectError> {
+        let infos = self.validate(config)?;
+        if infos.error_count > 0 {
+            return Ok(infos);
+        }
+        let given: Props = config
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect();
+        let Ok(plugin) = self.plugins.connector(connector_class(&given)) else {
+            return Ok(infos);
+        };
+        let resolved = match self.config.config_providers.resolve(&given) {
+            Ok(r) => r,
+            Err(_) => return Ok(infos),
+        };
+        let live = tokio::task::spawn_blocking(move || plugin.check_live(&resolved))
+            .await
+            .unwrap_or_else(|e| {
+                vec![(
+                    crate::config::keys::CONNECTOR_CLASS.to_string(),
+                    format!("The connector's checks stopped: {e}"),
+                )]
+            });
+        if live.is_empty() {
+            return Ok(infos);
+        }
+        let mut extra = self.listener_errors(&given);
+        extra.extend(live);
+        self.plugins.validate_with(config, extra)
+    }
+
     /// Records the worker's own listeners as bound (`what` says which: "REST listener", ...), so that
     /// no connector is given their addresses.
     pub fn set_worker_listeners(&self, listeners: Vec<(String, SocketAddr)>) {

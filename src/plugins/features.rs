@@ -20,6 +20,7 @@ pub const FEATURE_CLASSES: &[(&str, &str)] = &[
         "http",
     ),
     ("liteconnect.http.WebhookSourceConnector", "http"),
+    ("liteconnect.airbyte.AirbyteSourceConnector", "airbyte"),
 ];
 
 pub use crate::connectors::jdbc::POSTGRES_MISSING;
@@ -35,6 +36,7 @@ pub fn enabled(feature: &str) -> bool {
         "jdbc-postgres" => cfg!(feature = "jdbc-postgres"),
         "http" => cfg!(feature = "http"),
         "console" => cfg!(feature = "console"),
+        "airbyte" => cfg!(feature = "airbyte"),
         _ => false,
     }
 }

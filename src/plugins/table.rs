@@ -160,6 +160,8 @@ fn connectors() -> Vec<PluginDesc> {
     #[cfg(feature = "mqtt")]
     all.extend([Arc::new(MqttSource) as Plugin, Arc::new(MqttSink)]);
     all.extend([Arc::new(JdbcSource) as Plugin, Arc::new(JdbcSink)]);
+    #[cfg(feature = "airbyte")]
+    all.push(Arc::new(crate::connectors::airbyte::AirbyteSource));
     all.into_iter().map(PluginDesc::connector).collect()
 }
 

@@ -27,7 +27,7 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
             if let Some(Some(class)) = config.get(crate::config::keys::CONNECTOR_CLASS) {
                 same_plugin(class, plugin)?;
             }
-            Ok(Reply::json(200, &h.validate(&config)?))
+            Ok(Reply::json(200, &h.validate_live(&config).await?))
         }
         [plugin, "config", "test"] => {
             only(req.method, &[Method::POST])?;

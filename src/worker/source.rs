@@ -331,6 +331,10 @@ fn convert_records(
     let mut produced = Vec::with_capacity(records.len());
     let mut kept = Vec::with_capacity(records.len());
     for r in records {
+        if r.is_offset_only() {
+            kept.push(false);
+            continue;
+        }
         let topic = r.record.topic.clone();
         let record = match rt.transform(r.record, None) {
             Ok(Some(record)) => record,

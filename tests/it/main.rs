@@ -1,5 +1,7 @@
 //! Integration tests: a real worker on an ephemeral port, a real SQLite file, real files.
 
+#[cfg(feature = "airbyte")]
+mod airbyte;
 mod child;
 mod cli;
 mod cli_log;
