@@ -96,17 +96,17 @@ impl SourceTask for ExternalSourceTask {
     }
 
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
-        let answer =
+        let mut answer =
             self.process()?
                 .request_serving(&json!({"type": "poll"}), "records", &mut |r| {
                     offsets_answer(r, context)
                 })?;
         let list = answer
-            .get("records")
-            .and_then(Json::as_array)
+            .get_mut("records")
+            .and_then(Json::as_array_mut)
             .ok_or_else(|| TaskError::fatal("The plugin's records answer has no records array"))?;
         let records = list
-            .iter()
+            .iter_mut()
             .enumerate()
             .map(|(i, r)| {
                 source_record(r, &self.converter).map_err(|e| {
