@@ -120,10 +120,11 @@ fn schemaless(j: &Json) -> Value {
     }
 }
 
-fn object(record: &Json, key: &str) -> Result<Option<Map<String, Json>>, String> {
-    match record.get(key) {
+/// The object under `key`, taken out of `record`.
+fn object(record: &mut Json, key: &str) -> Result<Option<Map<String, Json>>, String> {
+    match record.get_mut(key).map(Json::take) {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Object(m)) => Ok(Some(m.clone())),
+        Some(Json::Object(m)) => Ok(Some(m)),
         Some(other) => Err(format!("\"{key}\" is {other}, not a JSON object")),
     }
 }
@@ -181,11 +182,12 @@ pub fn record_from_json(record: &Json, converter: &JsonConverter) -> Result<Conn
     })
 }
 
-/// A source record from its protocol form: the record with its source partition and offset.
+/// A source record from its protocol form: the record with its source partition and offset (taken out
+/// of `record`, not copied).
 ///
 /// # Errors
 /// What is wrong with it.
-pub fn source_record(record: &Json, converter: &JsonConverter) -> Result<SourceRecord, String> {
+pub fn source_record(record: &mut Json, converter: &JsonConverter) -> Result<SourceRecord, String> {
     Ok(SourceRecord {
         source_partition: object(record, "source_partition")?,
         source_offset: object(record, "source_offset")?,
@@ -210,7 +212,7 @@ mod tests {
     fn envelopes_bytes_and_nulls_become_connect_data() {
         let c = JsonConverter::default();
         let r = source_record(
-            &json!({"topic": "t", "source_partition": {"device": "a"}, "source_offset": {"seq": 3},
+            &mut json!({"topic": "t", "source_partition": {"device": "a"}, "source_offset": {"seq": 3},
                 "key": {"schema": {"type": "string", "optional": false}, "payload": "a"},
                 "value": {"schema": null, "payload": {"temp": 21.5}},
                 "headers": [{"key": "raw", "value": {"bytes": "AAE="}}], "timestamp": 5}),
@@ -223,9 +225,9 @@ mod tests {
         assert_eq!(r.record.headers[0].value, Value::Bytes(vec![0, 1]));
         assert_eq!(r.source_offset.unwrap()["seq"], 3);
         assert_eq!(r.record.timestamp, Some(5));
-        let bad = source_record(&json!({"topic": "t", "value": 5}), &c).unwrap_err();
+        let bad = source_record(&mut json!({"topic": "t", "value": 5}), &c).unwrap_err();
         assert!(bad.contains("value:"), "{bad}");
-        assert!(source_record(&json!({"value": null}), &c)
+        assert!(source_record(&mut json!({"value": null}), &c)
             .unwrap_err()
             .contains("no topic"));
     }

@@ -3,6 +3,7 @@
 //! committed once the records and their offsets are in one SQLite transaction, so that it acknowledges
 //! upstream only then.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde_json::{json, Map as JsonMap, Value as Json};
@@ -10,7 +11,7 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 use super::connector::{task_process, Versions};
 use super::data::source_record;
 use super::process::PluginProcess;
-use crate::connectors::{Props, SourceTask, SourceTaskContext, StoredAt, TaskError};
+use crate::connectors::{Props, SourceTask, SourceTaskContext, TaskError};
 use crate::converters::json::JsonConverter;
 use crate::record::SourceRecord;
 
@@ -25,7 +26,9 @@ pub struct ExternalSourceTask {
     process: Option<PluginProcess>,
     converter: JsonConverter,
     /// The last source offset of each source partition in the last poll, to say what is committed.
-    polled: Vec<(JsonMap<String, Json>, JsonMap<String, Json>)>,
+    /// For each poll with records not yet committed, oldest first: the last offset of each source
+    /// partition, and how many records it returned.
+    polled: VecDeque<(Vec<Json>, usize)>,
 }
 
 impl ExternalSourceTask {
@@ -35,7 +38,7 @@ impl ExternalSourceTask {
             grace: Duration::ZERO,
             process: None,
             converter: JsonConverter::default(),
-            polled: Vec::new(),
+            polled: VecDeque::new(),
         }
     }
 
@@ -63,6 +66,22 @@ fn offsets_answer(request: &Json, context: &dyn SourceTaskContext) -> Result<Jso
     Ok(json!({"type": "offsets", "offsets": offsets}))
 }
 
+/// The last offset of each source partition of `records`, as the protocol's `commit` gives them: read
+/// from the end, each partition once (a poll's records mostly share one or a few).
+fn last_offsets(records: &[SourceRecord]) -> Vec<Json> {
+    let mut seen: Vec<&JsonMap<String, Json>> = Vec::new();
+    let mut out = Vec::new();
+    for r in records.iter().rev() {
+        if let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) {
+            if !seen.contains(&p) {
+                seen.push(p);
+                out.push(json!({"partition": p, "offset": o}));
+            }
+        }
+    }
+    out
+}
+
 impl SourceTask for ExternalSourceTask {
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError> {
         let (mut process, grace) = task_process(&self.versions, config, "source_task")?;
@@ -77,17 +96,17 @@ impl SourceTask for ExternalSourceTask {
     }
 
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
-        let answer =
+        let mut answer =
             self.process()?
                 .request_serving(&json!({"type": "poll"}), "records", &mut |r| {
                     offsets_answer(r, context)
                 })?;
         let list = answer
-            .get("records")
-            .and_then(Json::as_array)
+            .get_mut("records")
+            .and_then(Json::as_array_mut)
             .ok_or_else(|| TaskError::fatal("The plugin's records answer has no records array"))?;
         let records = list
-            .iter()
+            .iter_mut()
             .enumerate()
             .map(|(i, r)| {
                 source_record(r, &self.converter).map_err(|e| {
@@ -95,15 +114,9 @@ impl SourceTask for ExternalSourceTask {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        // The last offset of each partition: read from the end, each partition once (a poll's records
-        // mostly share one or a few).
-        self.polled.clear();
-        for r in records.iter().rev() {
-            if let (Some(p), Some(o)) = (&r.source_partition, &r.source_offset) {
-                if !self.polled.iter().any(|(q, _)| q == p) {
-                    self.polled.push((p.clone(), o.clone()));
-                }
-            }
+        if !records.is_empty() {
+            self.polled
+                .push_back((last_offsets(&records), records.len()));
         }
         if records.is_empty() {
             let idle = answer
@@ -115,15 +128,17 @@ impl SourceTask for ExternalSourceTask {
         Ok(records)
     }
 
-    /// Tells the program what is committed: the last offset of each source partition of the last poll,
-    /// and how many records were stored.
-    fn commit_stored(&mut self, stored: &[Option<StoredAt>]) -> Result<(), TaskError> {
-        let offsets: Vec<Json> = self
-            .polled
-            .iter()
-            .map(|(p, o)| json!({"partition": p, "offset": o}))
-            .collect();
-        let count = stored.iter().flatten().count();
+    /// The next poll is read (the program makes its next batch) while the writer stores the last one.
+    fn polls_ahead(&self) -> bool {
+        true
+    }
+
+    /// Tells the program what is committed, poll by poll in order: the last offset of each source
+    /// partition of the oldest poll not yet committed, and how many records it returned.
+    fn commit(&mut self) -> Result<(), TaskError> {
+        let Some((offsets, count)) = self.polled.pop_front() else {
+            return Ok(());
+        };
         self.process()?
             .send(&json!({"type": "commit", "offsets": offsets, "records": count}))
     }

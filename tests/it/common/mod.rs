@@ -556,6 +556,16 @@ pub fn run_binary(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A binary a test leaves behind (one that panicked before stopping it) is killed, not left running.
+impl Drop for Binary {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Binary {
     /// Kills the process (SIGKILL) and reaps it.
     pub fn kill(mut self) {
