@@ -39,6 +39,27 @@ pub fn convert_to_string(schema: Option<&Schema>, value: &Value) -> Option<Strin
     Some(out)
 }
 
+/// A JSON value read as the schemaless JsonConverter reads it: integers `Int64`, other numbers
+/// `Float64`, objects maps with string keys (without writing it out and parsing it again).
+pub fn from_json(j: &serde_json::Value) -> Value {
+    use serde_json::Value as Json;
+    match j {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Boolean(*b),
+        Json::Number(n) => n.as_i64().map_or_else(
+            || Value::Float64(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Int64,
+        ),
+        Json::String(s) => Value::String(s.clone()),
+        Json::Array(items) => Value::Array(items.iter().map(from_json).collect()),
+        Json::Object(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| (Value::String(k.clone()), from_json(v)))
+                .collect(),
+        ),
+    }
+}
+
 /// Kafka's `Values.escape`: backslashes doubled, then double quotes preceded by a backslash.
 pub fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")

@@ -170,6 +170,23 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
+    /// Reads the items of an array or map, block after block up to the empty one, with `item`.
+    fn items<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> Result<T, DataError>,
+    ) -> Result<Vec<T>, DataError> {
+        let mut out = Vec::new();
+        loop {
+            let n = self.block()?;
+            if n == 0 {
+                return Ok(out);
+            }
+            for _ in 0..n {
+                out.push(item(self)?);
+            }
+        }
+    }
+
     /// Reads a value written as `node`, into the Connect schema `schema` made of it.
     pub fn value(&mut self, node: &Node, schema: &SchemaRef) -> Result<Value, DataError> {
         Ok(match node {
@@ -186,33 +203,15 @@ impl<'a> Reader<'a> {
                     return self.entries(items, schema);
                 }
                 let item = child_ref(schema.value_schema.as_ref())?;
-                let mut out = Vec::new();
-                loop {
-                    let n = self.block()?;
-                    if n == 0 {
-                        break;
-                    }
-                    for _ in 0..n {
-                        out.push(self.value(items, item)?);
-                    }
-                }
-                Value::Array(out)
+                Value::Array(self.items(|r| r.value(items, item))?)
             }
             Node::Map(values) => {
                 let val = child_ref(schema.value_schema.as_ref())?;
-                let mut out = Vec::new();
-                loop {
-                    let n = self.block()?;
-                    if n == 0 {
-                        break;
-                    }
-                    for _ in 0..n {
-                        let k = String::from_utf8(self.bytes()?)
-                            .map_err(|_| DataError::new("An Avro map key is not UTF-8"))?;
-                        out.push((Value::String(k), self.value(values, val)?));
-                    }
-                }
-                Value::Map(out)
+                Value::Map(self.items(|r| {
+                    let k = String::from_utf8(r.bytes()?)
+                        .map_err(|_| DataError::new("An Avro map key is not UTF-8"))?;
+                    Ok((Value::String(k), r.value(values, val)?))
+                })?)
             }
             Node::Named(name) => self.named(name, schema)?,
         })
@@ -265,18 +264,8 @@ impl<'a> Reader<'a> {
         };
         let key = child_ref(schema.key_schema.as_ref())?;
         let val = child_ref(schema.value_schema.as_ref())?;
-        let mut out = Vec::new();
-        loop {
-            let n = self.block()?;
-            if n == 0 {
-                break;
-            }
-            for _ in 0..n {
-                let k = self.value(&kf.node, key)?;
-                out.push((k, self.value(&vf.node, val)?));
-            }
-        }
-        Ok(Value::Map(out))
+        let entries = self.items(|r| Ok((r.value(&kf.node, key)?, r.value(&vf.node, val)?)))?;
+        Ok(Value::Map(entries))
     }
 
     fn named(&mut self, name: &str, schema: &SchemaRef) -> Result<Value, DataError> {

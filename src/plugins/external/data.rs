@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::converters::json::JsonConverter;
 use crate::converters::Converter;
+use crate::data::values::from_json as schemaless;
 use crate::data::{Schema, SchemaAndValue, Value};
 use crate::record::{ConnectRecord, Header, SinkRecord, SourceRecord};
 
@@ -98,26 +99,6 @@ pub fn sink_record(r: &SinkRecord, converter: &JsonConverter) -> Result<Json, St
     let mut j = record_to_json(&r.record, converter)?;
     j["offset"] = json!(r.kafka_offset);
     Ok(j)
-}
-
-/// A schemaless payload as JsonConverter reads one: integers `Int64`, other numbers `Float64`, objects
-/// maps with string keys (without writing it out and parsing it again).
-fn schemaless(j: &Json) -> Value {
-    match j {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Boolean(*b),
-        Json::Number(n) => n.as_i64().map_or_else(
-            || Value::Float64(n.as_f64().unwrap_or(f64::NAN)),
-            Value::Int64,
-        ),
-        Json::String(s) => Value::String(s.clone()),
-        Json::Array(items) => Value::Array(items.iter().map(schemaless).collect()),
-        Json::Object(m) => Value::Map(
-            m.iter()
-                .map(|(k, v)| (Value::String(k.clone()), schemaless(v)))
-                .collect(),
-        ),
-    }
 }
 
 /// The object under `key`, taken out of `record`.
