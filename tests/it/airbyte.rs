@@ -175,6 +175,40 @@ async fn a_trace_error_fails_the_task_with_its_message_and_stack_trace() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transient_trace_error_is_retried_with_the_task_running() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let pid_file = dir.path().join("read.pid");
+    let config = json!({"count": 5, "behaviour": "transient", "pid_file": pid_file});
+    w.create(airbyte("busy", &fake(), config, &[])).await;
+    let first = wait_for_blocking("the first READ's pid", SLOW, || {
+        std::fs::read_to_string(&pid_file)
+            .ok()?
+            .trim()
+            .parse::<u32>()
+            .ok()
+    });
+    let trace = wait_for("the retriable error on the status", SLOW, || async {
+        let s = w.status("busy").await;
+        let task = &s["tasks"][0];
+        assert_ne!(task["state"], "FAILED", "{s}");
+        task["trace"].as_str().map(str::to_string)
+    })
+    .await;
+    assert!(trace.contains("The numbers are busy"), "{trace}");
+    assert_eq!(w.status("busy").await["tasks"][0]["state"], "RUNNING");
+    wait_for_blocking("another READ", SLOW, || {
+        let pid: u32 = std::fs::read_to_string(&pid_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        (pid != first).then_some(())
+    });
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validate_runs_the_sources_spec_and_check() {
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
