@@ -109,6 +109,8 @@ impl Snapshot {
         }
         self.sink_lag(enc)?;
         self.kafka_backlog(enc)?;
+        #[cfg(feature = "airbyte")]
+        airbyte(enc)?;
         let st = &self.store;
         if let Some(ratio) = st.fill_ratio {
             single(
@@ -292,4 +294,67 @@ impl Snapshot {
             p.start_time_seconds,
         )
     }
+}
+
+/// `liteconnect_airbyte_*`: per Airbyte source connector, the sync in progress and the last one's
+/// duration and outcome; per stream, the records read and the last state commit.
+#[cfg(feature = "airbyte")]
+fn airbyte(enc: &mut DescriptorEncoder<'_>) -> fmt::Result {
+    use crate::connectors::airbyte::stats::{snapshot, StreamFigures, SyncFigures};
+    let all = snapshot();
+    let streams: Vec<(&str, &str, &StreamFigures)> = all
+        .iter()
+        .flat_map(|(c, f)| {
+            f.streams
+                .iter()
+                .map(move |(s, v)| (c.as_str(), s.as_str(), v))
+        })
+        .collect();
+    let per_stream = |get: fn(&StreamFigures) -> f64| {
+        streams
+            .iter()
+            .map(move |(c, s, v)| ([("connector", *c), ("stream", *s)], get(v)))
+    };
+    family(
+        enc,
+        (
+            "liteconnect_airbyte_records_read",
+            "RECORDs the Airbyte source emitted for the stream since its task started.",
+            Counter,
+        ),
+        per_stream(|v| v.records as f64),
+    )?;
+    family(enc, ("liteconnect_airbyte_last_state_commit_timestamp_seconds", "When a STATE of the stream was last committed with its records, in seconds since the epoch; 0 before the first.", Gauge), per_stream(|v| v.last_state_ms as f64 / 1000.0))?;
+    let per_connector = |get: fn(&SyncFigures) -> Option<f64>| {
+        all.iter()
+            .filter_map(move |(c, f)| Some(([("connector", c.as_str())], get(f)?)))
+    };
+    family(
+        enc,
+        (
+            "liteconnect_airbyte_sync_running",
+            "1 while a READ of the Airbyte source runs, else 0.",
+            Gauge,
+        ),
+        per_connector(|f| Some(if f.running { 1.0 } else { 0.0 })),
+    )?;
+    family(
+        enc,
+        (
+            "liteconnect_airbyte_syncs",
+            "READs of the Airbyte source finished since its task started.",
+            Counter,
+        ),
+        per_connector(|f| Some(f.syncs as f64)),
+    )?;
+    family(
+        enc,
+        (
+            "liteconnect_airbyte_last_sync_duration_seconds",
+            "How long the last finished READ took.",
+            Gauge,
+        ),
+        per_connector(|f| f.last_ok.map(|_| f.last_duration_ms as f64 / 1000.0)),
+    )?;
+    family(enc, ("liteconnect_airbyte_last_sync_success", "1 when the last finished READ ended well, 0 when it failed or was stopped by its timeout.", Gauge), per_connector(|f| f.last_ok.map(|ok| if ok { 1.0 } else { 0.0 })))
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{json, Value as Json};
 
 use crate::common::{
-    start_binary, tempdir, validation_errors, wait_for, wait_for_blocking, TestWorker,
+    sample, start_binary, tempdir, validation_errors, wait_for, wait_for_blocking, TestWorker,
 };
 use crate::jdbc::topic_values;
 use liteconnect::connectors::child::process_alive;
@@ -175,6 +175,40 @@ async fn a_trace_error_fails_the_task_with_its_message_and_stack_trace() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transient_trace_error_is_retried_with_the_task_running() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let pid_file = dir.path().join("read.pid");
+    let config = json!({"count": 5, "behaviour": "transient", "pid_file": pid_file});
+    w.create(airbyte("busy", &fake(), config, &[])).await;
+    let first = wait_for_blocking("the first READ's pid", SLOW, || {
+        std::fs::read_to_string(&pid_file)
+            .ok()?
+            .trim()
+            .parse::<u32>()
+            .ok()
+    });
+    let trace = wait_for("the retriable error on the status", SLOW, || async {
+        let s = w.status("busy").await;
+        let task = &s["tasks"][0];
+        assert_ne!(task["state"], "FAILED", "{s}");
+        task["trace"].as_str().map(str::to_string)
+    })
+    .await;
+    assert!(trace.contains("The numbers are busy"), "{trace}");
+    assert_eq!(w.status("busy").await["tasks"][0]["state"], "RUNNING");
+    wait_for_blocking("another READ", SLOW, || {
+        let pid: u32 = std::fs::read_to_string(&pid_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        (pid != first).then_some(())
+    });
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn validate_runs_the_sources_spec_and_check() {
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
@@ -310,6 +344,38 @@ async fn offsets_reset_while_stopped_give_a_full_sync() {
         offsets(&w, "reset").await["offsets"][0]["offset"],
         json!({"n": 12})
     );
+    // The sync in the metrics: one READ, ended well, 12 records of the stream, its state committed.
+    let scrape = wait_for("the sync's end in the metrics", SLOW, || async {
+        let scrape = crate::common::scrape(&w.url).await;
+        let syncs = sample(
+            &scrape,
+            "liteconnect_airbyte_syncs_total",
+            &[("connector", "reset")],
+        );
+        (syncs == Some(1.0)).then_some(scrape)
+    })
+    .await;
+    let stream = [("connector", "reset"), ("stream", "numbers")];
+    let get = |name: &str, labels: &[(&str, &str)]| sample(&scrape, name, labels);
+    assert_eq!(
+        get("liteconnect_airbyte_records_read_total", &stream),
+        Some(12.0)
+    );
+    let committed = get(
+        "liteconnect_airbyte_last_state_commit_timestamp_seconds",
+        &stream,
+    );
+    assert!(committed.is_some_and(|t| t > 1.7e9), "{committed:?}");
+    let connector = [("connector", "reset")];
+    assert_eq!(
+        get("liteconnect_airbyte_last_sync_success", &connector),
+        Some(1.0)
+    );
+    assert_eq!(
+        get("liteconnect_airbyte_sync_running", &connector),
+        Some(0.0)
+    );
+    assert!(get("liteconnect_airbyte_last_sync_duration_seconds", &connector).is_some());
     assert_eq!(w.put_empty("/connectors/reset/stop").await.0, 204);
     w.wait_for_state("reset", "STOPPED", 0, "RUNNING").await;
     let (status, answer) = w.delete("/connectors/reset/offsets").await;

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod protocol;
 pub mod schema;
 pub mod spec;
+pub mod stats;
 pub mod task;
 
 use std::collections::BTreeMap;

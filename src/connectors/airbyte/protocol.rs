@@ -197,8 +197,30 @@ pub fn legacy_state(blob: &Map<String, Json>) -> Json {
     json!({"type": "LEGACY", "data": blob})
 }
 
+/// The start of the scratch directories' names, followed by the worker's pid.
+const SCRATCH_PREFIX: &str = "liteconnect-airbyte-";
+
+/// Removes the scratch directories of workers that are gone (killed before they could remove them).
+fn remove_stale_scratch(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !crate::connectors::child::process_alive(pid)) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// A private directory for the JSON files given to a source (its config holds secrets): created with
-/// mode 0700, its files 0600, removed when dropped.
+/// mode 0700, its files 0600, removed when dropped; those of workers killed meanwhile are removed when
+/// the next one is created.
 #[derive(Debug)]
 pub struct Scratch {
     dir: PathBuf,
@@ -207,8 +229,13 @@ pub struct Scratch {
 impl Scratch {
     /// A new directory under the system's temporary directory.
     pub fn new() -> std::io::Result<Scratch> {
-        let dir =
-            std::env::temp_dir().join(format!("liteconnect-airbyte-{}", uuid::Uuid::new_v4()));
+        let base = std::env::temp_dir();
+        remove_stale_scratch(&base);
+        let dir = base.join(format!(
+            "{SCRATCH_PREFIX}{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4()
+        ));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .recursive(true)
@@ -479,6 +506,24 @@ mod tests {
             parse_line(&line.to_string()),
             Message::State(State::Global(blob))
         );
+    }
+
+    #[test]
+    fn scratch_directories_of_dead_workers_are_removed() {
+        let base = tempfile::tempdir().unwrap();
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let stale = base.path().join(format!("{SCRATCH_PREFIX}{dead}-x"));
+        let ours = base
+            .path()
+            .join(format!("{SCRATCH_PREFIX}{}-y", std::process::id()));
+        let other = base.path().join("something-else");
+        for d in [&stale, &ours, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        remove_stale_scratch(base.path());
+        assert!(!stale.exists() && ours.exists() && other.exists());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use serde_json::{Map, Value as Json};
 
 use super::catalog::{global_partition, legacy_partition, Stream};
 use super::protocol::{self, Message, Scratch, State};
-use super::{schema, Settings};
+use super::{schema, stats, Settings};
 use crate::connectors::child::{describe_exit, Child};
 use crate::connectors::{Props, SourceTask, SourceTaskContext, TaskError};
 use crate::record::{ConnectRecord, SourceRecord};
@@ -46,6 +46,8 @@ pub struct AirbyteTask {
     next_sync: Option<Instant>,
     /// RECORDs not yet covered by a STATE, per stream (name, namespace).
     buffers: HashMap<(String, Option<String>), Vec<SourceRecord>>,
+    /// The streams whose STATE was handed to the runtime and is not yet committed.
+    states_in_flight: Vec<String>,
 }
 
 fn fatal(e: impl std::fmt::Display) -> TaskError {
@@ -137,6 +139,7 @@ impl AirbyteTask {
             })
             .map_err(fatal)?;
         tracing::info!(connector = %settings.source.name, streams = self.streams.len(), "Airbyte READ started.");
+        stats::update(&settings.source.name, |f| f.running = true);
         self.read = Some(Read {
             child,
             lines: rx,
@@ -204,14 +207,22 @@ impl AirbyteTask {
                 blob,
             } => {
                 let partition = super::catalog::stream_partition(&stream, namespace.as_deref());
+                self.states_in_flight
+                    .push(stats::stream_key(&stream, namespace.as_deref()));
                 let records = self
                     .buffers
                     .remove(&(stream, namespace))
                     .unwrap_or_default();
                 (records, partition, blob)
             }
-            State::Global(blob) => (self.take_all(), global_partition(), blob),
-            State::Legacy(blob) => (self.take_all(), legacy_partition(), blob),
+            State::Global(blob) => {
+                self.all_streams_in_flight();
+                (self.take_all(), global_partition(), blob)
+            }
+            State::Legacy(blob) => {
+                self.all_streams_in_flight();
+                (self.take_all(), legacy_partition(), blob)
+            }
         };
         match records.last_mut() {
             Some(last) => {
@@ -222,6 +233,35 @@ impl AirbyteTask {
             None => records.push(SourceRecord::offset_only(partition, blob)),
         }
         records
+    }
+
+    fn count_record(&self, stream: &str, namespace: Option<&str>) {
+        if let Some(s) = &self.settings {
+            let key = stats::stream_key(stream, namespace);
+            stats::update(&s.source.name, |f| {
+                f.streams.entry(key).or_default().records += 1
+            });
+        }
+    }
+
+    fn all_streams_in_flight(&mut self) {
+        let keys = self
+            .streams
+            .iter()
+            .map(|s| stats::stream_key(&s.name, s.namespace.as_deref()));
+        self.states_in_flight.extend(keys);
+    }
+
+    /// Counts a finished READ (`ok`: it ended well) that took `elapsed`.
+    fn sync_done(&self, elapsed: Duration, ok: bool) {
+        if let Some(s) = &self.settings {
+            stats::update(&s.source.name, |f| {
+                f.running = false;
+                f.syncs += 1;
+                f.last_duration_ms = elapsed.as_millis() as u64;
+                f.last_ok = Some(ok);
+            });
+        }
     }
 
     fn take_all(&mut self) -> Vec<SourceRecord> {
@@ -263,6 +303,7 @@ impl AirbyteTask {
                     data,
                     emitted_at,
                 } => {
+                    self.count_record(&stream, namespace.as_deref());
                     if let Some(r) =
                         self.record(&stream, namespace.as_deref(), &data, emitted_at)?
                     {
@@ -297,6 +338,7 @@ impl AirbyteTask {
     ) -> Result<Vec<SourceRecord>, TaskError> {
         if let Some(mut read) = self.read.take() {
             let _ = read.child.kill();
+            self.sync_done(read.started.elapsed(), false);
         }
         self.buffers.clear();
         let problem = format!(
@@ -356,6 +398,7 @@ impl AirbyteTask {
         } else {
             None
         };
+        self.sync_done(elapsed, failure.is_none());
         if let Some(e) = failure {
             self.buffers.clear();
             if matches!(e, TaskError::Retriable(_)) {
@@ -423,9 +466,25 @@ impl SourceTask for AirbyteTask {
         self.pump(context)
     }
 
+    fn commit(&mut self) -> Result<(), TaskError> {
+        if let Some(s) = &self.settings {
+            let now = crate::model::now_ms();
+            let committed = std::mem::take(&mut self.states_in_flight);
+            stats::update(&s.source.name, |f| {
+                for key in committed {
+                    f.streams.entry(key).or_default().last_state_ms = now;
+                }
+            });
+        }
+        Ok(())
+    }
+
     fn stop(&mut self) {
         if let Some(mut read) = self.read.take() {
             let _ = read.child.stop(Duration::from_secs(2));
+        }
+        if let Some(s) = &self.settings {
+            stats::forget(&s.source.name);
         }
         self.buffers.clear();
         self.scratch = None;
