@@ -82,23 +82,7 @@ pub fn key_schema(value: &Schema, primary_key: &[String]) -> Option<SchemaRef> {
 }
 
 /// A JSON value without a schema: integers INT64, other numbers FLOAT64, objects maps.
-pub fn schemaless(v: &Json) -> Value {
-    match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Boolean(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int64(i),
-            None => Value::Float64(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => Value::String(s.clone()),
-        Json::Array(items) => Value::Array(items.iter().map(schemaless).collect()),
-        Json::Object(m) => Value::Map(
-            m.iter()
-                .map(|(k, v)| (Value::String(k.clone()), schemaless(v)))
-                .collect(),
-        ),
-    }
-}
+pub use crate::data::values::from_json as schemaless;
 
 /// `data` in `schema`; `field` names the place for errors.
 pub fn value(schema: &SchemaRef, data: &Json, field: &str) -> Result<Value, DataError> {
