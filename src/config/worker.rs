@@ -13,7 +13,7 @@ pub mod kafka;
 pub use definition::{worker_config_def, DEFAULT_TASKS_MAX_TOTAL};
 
 use crate::config::connector::{ConverterRole, PluginLookup};
-use crate::config::def::{ConfigType, ConfigValue};
+use crate::config::def::{ConfigDef, ConfigType, ConfigValue};
 use crate::config::keys;
 use crate::config::providers::ConfigProviders;
 use crate::storage::{BufferCap, BufferPolicy, Synchronous};
@@ -185,6 +185,31 @@ pub enum WorkerConfigError {
     },
 }
 
+/// The settings with a blank value left out, so that they take their defaults (a blank list stays: it is
+/// an empty list).
+fn without_blanks(def: &ConfigDef, props: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    props
+        .iter()
+        .filter(|(k, v)| {
+            !(v.trim().is_empty()
+                && def
+                    .get(k)
+                    .is_some_and(|key| key.config_type != ConfigType::List))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// `plugin.path`: its directories, blanks left out.
+fn plugin_path(items: &[String]) -> Vec<PathBuf> {
+    items
+        .iter()
+        .map(|p| p.trim())
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
 impl WorkerConfig {
     /// The embedded defaults.
     pub fn defaults() -> WorkerConfig {
@@ -209,18 +234,9 @@ impl WorkerConfig {
     /// A message naming the key and the value for every invalid setting.
     pub fn from_props(props: BTreeMap<String, String>) -> Result<WorkerConfig, WorkerConfigError> {
         let def = worker_config_def();
-        // A key left blank takes its default (a blank list is an empty list).
-        let input: BTreeMap<String, String> = props
-            .iter()
-            .filter(|(k, v)| {
-                !(v.trim().is_empty()
-                    && def
-                        .get(k)
-                        .is_some_and(|key| key.config_type != ConfigType::List))
-            })
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let parsed = def.parse(&input).map_err(WorkerConfigError::Invalid)?;
+        let parsed = def
+            .parse(&without_blanks(&def, &props))
+            .map_err(WorkerConfigError::Invalid)?;
         let string = |k: &str| parsed.get_string(k).filter(|s| !s.is_empty());
         let long = |k: &str| parsed.get_long(k);
         let bool_of = |k: &str| parsed.get_bool(k).unwrap_or(true);
@@ -292,13 +308,7 @@ impl WorkerConfig {
             retention_bytes: non_negative(keys::RETENTION_BYTES),
             log_buffer,
             request_max_bytes: non_negative(keys::REST_REQUEST_MAX_BYTES).unwrap_or(0) as u64,
-            plugin_path: parsed
-                .get_list(keys::PLUGIN_PATH)
-                .iter()
-                .map(|p| p.trim())
-                .filter(|p| !p.is_empty())
-                .map(PathBuf::from)
-                .collect(),
+            plugin_path: plugin_path(&parsed.get_list(keys::PLUGIN_PATH)),
             plugin_request_timeout_ms: non_negative(keys::PLUGIN_REQUEST_TIMEOUT_MS)
                 .unwrap_or(30_000) as u64,
             tasks_max_total: parsed
