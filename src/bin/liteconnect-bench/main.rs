@@ -9,6 +9,7 @@
 //! cargo build --release && cargo run --release --bin liteconnect-bench -- [--runs N] [--quick] [--scenario NAME]...
 //! ```
 
+mod airbyte;
 mod avro;
 mod baseline;
 mod control;
@@ -99,6 +100,8 @@ enum Scenario {
     Plugin,
     /// The pipeline with AvroConverter on both sides against the JsonConverter one, and registry reads.
     Avro,
+    /// `airbyte-source-faker` into the log through AirbyteSource, beside its READ alone.
+    Airbyte,
 }
 
 impl Scenario {
@@ -132,6 +135,7 @@ impl Scenario {
             Scenario::Test => tryout::scenario(ctx, rows).await,
             Scenario::Plugin => plugin::scenario(ctx, rows).await,
             Scenario::Avro => avro::scenario(ctx, rows).await,
+            Scenario::Airbyte => airbyte::scenario(ctx, rows).await,
         }
     }
 }
