@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
+use crate::mqtt::stored;
 use crate::report::{fmt_num, median, Row};
 use crate::worker::{TempDir, Worker};
 use crate::{Ctx, Res, Settings};
@@ -88,19 +89,6 @@ fn bare_rate(faker: &Path, dir: &Path) -> Res<f64> {
     child.wait()?;
     let first = first.ok_or("source-faker read printed no RECORD")?;
     Ok((n - 1) as f64 / (last - first).as_secs_f64())
-}
-
-/// The records stored in the log's topic `t`.
-async fn stored(w: &Worker, topic: &str) -> Res<i64> {
-    let (s, body) = w
-        .api
-        .get(&format!("/topics/{topic}/partitions/0/offsets"))
-        .await?;
-    Ok(if s == 200 {
-        body["end_offset"].as_i64().unwrap_or(0)
-    } else {
-        0
-    })
 }
 
 /// `AirbyteSource` on the same READ: records stored per second from the first commit to the last.

@@ -164,8 +164,8 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Res<T> + Send + 'static
     tokio::task::spawn_blocking(f).await?
 }
 
-/// The records in the local topic.
-async fn stored(w: &Worker, topic: &str) -> Res<i64> {
+/// The records in the local topic (partition 0).
+pub(crate) async fn stored(w: &Worker, topic: &str) -> Res<i64> {
     let (s, body) = w
         .api
         .get(&format!("/topics/{topic}/partitions/0/offsets"))
