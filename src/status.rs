@@ -35,6 +35,9 @@ pub struct ConnectorStateView {
     /// The trace, omitted when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// The plugin version running (KIP-891), where the connector chose one of several installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// `{"id", "state", "worker_id", "trace"?}` for a task.
@@ -49,6 +52,9 @@ pub struct TaskStateView {
     /// The trace, omitted when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// The plugin version running (KIP-891), where the connector chose one of several installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// Kafka's ConnectorStateInfo.
@@ -303,6 +309,7 @@ impl StatusBoard {
                 state: e.connector.state.as_str().to_string(),
                 worker_id: self.worker_id.clone(),
                 trace: e.connector.trace.clone(),
+                version: None,
             },
             tasks: e
                 .tasks
@@ -312,6 +319,7 @@ impl StatusBoard {
                     state: s.state.as_str().to_string(),
                     worker_id: self.worker_id.clone(),
                     trace: s.trace.clone(),
+                    version: None,
                 })
                 .collect(),
             connector_type: connector_type.to_string(),

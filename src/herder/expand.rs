@@ -83,7 +83,7 @@ impl Herder {
             let ty = self.connector_type(&e.config);
             let status = if wanted.contains(&Expansion::Status) {
                 match view(name, ty.as_str()) {
-                    Some(v) => Some(v),
+                    Some(v) => Some(Self::with_version(v, e)),
                     None => continue,
                 }
             } else {

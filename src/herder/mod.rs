@@ -36,7 +36,7 @@ use crate::error::ConnectError;
 use crate::metrics::Metrics;
 use crate::model::TargetState;
 use crate::plugins::{ConnectorInfoType, Plugins};
-use crate::status::StatusBoard;
+use crate::status::{ConnectorStatusView, StatusBoard};
 use crate::storage::Store;
 use crate::worker::Worker;
 
@@ -236,6 +236,23 @@ impl Herder {
     pub async fn shutdown(&self) {
         let _guard = self.ops.lock().await;
         self.worker.shutdown().await;
+    }
+
+    /// Marks a status with the plugin version its tasks were made by (`connector.plugin.version` in the
+    /// task configs, which a plugin program installed in several versions writes: KIP-891).
+    fn with_version(mut view: ConnectorStatusView, e: &Entry) -> ConnectorStatusView {
+        let version = e
+            .tasks
+            .first()
+            .and_then(|t| t.get(crate::config::keys::CONNECTOR_PLUGIN_VERSION))
+            .cloned();
+        if version.is_some() {
+            view.connector.version.clone_from(&version);
+            for t in &mut view.tasks {
+                t.version.clone_from(&version);
+            }
+        }
+        view
     }
 
     fn entry(&self, name: &str) -> Option<Entry> {

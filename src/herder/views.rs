@@ -75,14 +75,13 @@ impl Herder {
     /// 404 when the connector has no status.
     pub fn connector_status(&self, name: &str) -> Result<ConnectorStatusView, ConnectError> {
         let not_found = || ConnectError::NotFound(format!("No status found for connector {name}"));
-        let ty = self
-            .connectors
-            .read()
-            .expect("connectors lock")
-            .get(name)
-            .map(|e| self.connector_type(&e.config))
+        let e = self.entry(name).ok_or_else(not_found)?;
+        let ty = self.connector_type(&e.config);
+        let view = self
+            .statuses
+            .view(name, ty.as_str())
             .ok_or_else(not_found)?;
-        self.statuses.view(name, ty.as_str()).ok_or_else(not_found)
+        Ok(Self::with_version(view, &e))
     }
 
     /// One task's status.

@@ -84,6 +84,28 @@ async fn kip_891_picks_a_version_by_range_and_the_newest_by_default() {
         offset_seq(&api, "older").await.filter(|s| *s == 5)
     })
     .await;
+    // The status says which version runs, on the connector and on each task (KIP-891), also in the
+    // expanded list.
+    for (name, version) in [("older", "1.0.0"), ("newest", "2.0.0")] {
+        let status = api
+            .get(&format!("/connectors/{name}/status"))
+            .await
+            .unwrap()
+            .1;
+        assert_eq!(status["connector"]["version"], version, "{status}");
+        assert_eq!(status["tasks"][0]["version"], version, "{status}");
+        let task = api
+            .get(&format!("/connectors/{name}/tasks/0/status"))
+            .await
+            .unwrap()
+            .1;
+        assert_eq!(task["version"], version, "{task}");
+    }
+    let listed = api.get("/connectors?expand=status").await.unwrap().1;
+    assert_eq!(
+        listed["older"]["status"]["connector"]["version"], "1.0.0",
+        "{listed}"
+    );
     let (status, body) = api
         .post(
             "/connectors",
