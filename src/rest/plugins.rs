@@ -42,7 +42,43 @@ pub(super) async fn route(state: &ApiState, req: &Request<'_>, segs: &[&str]) ->
                 .map_err(|e| Reply::error(500, format!("The test stopped: {e}")))??;
             Ok(Reply::json(200, &answer))
         }
+        #[cfg(feature = "airbyte")]
+        [plugin, "config", "spec"] => {
+            only(req.method, &[Method::PUT])?;
+            airbyte_spec(state, plugin, parse_body(&req.body)?).await
+        }
         _ => Err(Reply::error(404, "HTTP 404 Not Found")),
+    }
+}
+
+/// `PUT /connector-plugins/{AirbyteSource}/config/spec`: the SPEC of the source that `airbyte.command`
+/// (with `airbyte.command.timeout.ms`) names, run on a blocking thread; the console builds its fields
+/// for `airbyte.config` from it.
+#[cfg(feature = "airbyte")]
+async fn airbyte_spec(state: &ApiState, plugin: &str, body: Map<String, Json>) -> Result {
+    use crate::connectors::{airbyte, ConnectorPlugin};
+    let class = state
+        .herder
+        .plugins()
+        .connector(plugin)
+        .map(|p| p.class())
+        .map_err(|_| Reply::error(404, format!("Unknown plugin {plugin}.")))?;
+    if class != airbyte::AirbyteSource.class() {
+        return Err(Reply::error(
+            400,
+            format!("{class} has no SPEC: only Airbyte sources describe their config."),
+        ));
+    }
+    let props: crate::connectors::Props = super::connectors::config_map(body)?
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v?)))
+        .collect();
+    let answer = tokio::task::spawn_blocking(move || airbyte::spec(&props))
+        .await
+        .map_err(|e| Reply::error(500, format!("The SPEC stopped: {e}")))?;
+    match answer {
+        Ok(spec) => Ok(Reply::json(200, &spec)),
+        Err(e) => Err(Reply::error(400, format!("The source's SPEC failed: {e}"))),
     }
 }
 

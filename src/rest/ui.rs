@@ -45,6 +45,7 @@ const FILES: &[Asset] = &[
     asset!("js/connector.js", JS),
     asset!("js/create.js", JS),
     asset!("js/tryit.js", JS),
+    asset!("js/airbyte.js", JS),
     asset!("js/topics.js", JS),
     asset!("js/worker.js", JS),
 ];

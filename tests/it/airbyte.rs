@@ -32,7 +32,7 @@ fn installed(venv: &str, command: &str) -> String {
     path.display().to_string()
 }
 
-fn fake() -> String {
+pub(crate) fn fake() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/airbyte/fake-source.py")
         .display()
@@ -662,5 +662,59 @@ async fn file_source_reads_csv_and_json_lines_in_full_each_interval() {
         "{message}"
     );
     assert!(message.contains("missing.csv"), "{message}");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spec_route_answers_the_sources_spec_or_a_kafka_style_error() {
+    let dir = tempdir();
+    let w = TestWorker::start(dir.path()).await;
+    let route = "/connector-plugins/AirbyteSource/config/spec";
+    let (status, spec) = w.put(route, json!({"airbyte.command": fake()})).await;
+    assert_eq!(status, 200, "{spec}");
+    let schema = &spec["connectionSpecification"];
+    assert_eq!(schema["required"], json!(["count"]));
+    assert_eq!(schema["properties"]["count"]["title"], "Count");
+    assert_eq!(schema["properties"]["per_state"]["default"], 10);
+    // The full class name works too.
+    let full = "/connector-plugins/liteconnect.airbyte.AirbyteSourceConnector/config/spec";
+    assert_eq!(w.put(full, json!({"airbyte.command": fake()})).await.0, 200);
+
+    let (status, error) = w
+        .put(route, json!({"airbyte.command": "no-such-source-here"}))
+        .await;
+    assert_eq!(status, 400, "{error}");
+    assert_eq!(error["error_code"], 400);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("The source's SPEC failed: ")
+            && message.contains("no-such-source-here"),
+        "{message}"
+    );
+    let (status, error) = w.put(route, json!({"airbyte.command": "echo"})).await;
+    assert_eq!(status, 400, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not an Airbyte source"),
+        "{error}"
+    );
+    let (status, error) = w.put(route, json!({})).await;
+    assert_eq!(
+        (status, &error["message"]),
+        (
+            400,
+            &json!("The source's SPEC failed: airbyte.command is required")
+        )
+    );
+    let other = "/connector-plugins/FileStreamSource/config/spec";
+    let (status, error) = w.put(other, json!({"airbyte.command": fake()})).await;
+    assert_eq!(status, 400, "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("has no SPEC"),
+        "{error}"
+    );
+    assert_eq!(w.get(route).await.0, 405);
     w.stop().await;
 }

@@ -5,6 +5,7 @@ import { h, fill, stateBadge, notify, ask, td, every, fmtNumber } from './dom.js
 import { actions, traceView } from './connectors.js';
 import { chart } from './chart.js';
 import { tryPanel } from './tryit.js';
+import { streamStatus } from './airbyte.js';
 
 const WINDOW_MS = 5 * 60 * 1000;
 
@@ -119,6 +120,8 @@ export async function render(main, name) {
   const tasks = h('div', { id: 'tasks-box' });
   const charts = h('div', { class: 'charts', id: 'charts' });
   const topics = h('div', { id: 'active-topics' });
+  const streams = h('section', { class: 'card', 'aria-labelledby': 'h-streams', hidden: true },
+    h('h2', { id: 'h-streams' }, 'Airbyte streams'), h('div'));
   const config = configSection(name, path);
   const offsets = offsetsSection(name, path);
   const series = { in: [], out: [], lag: [] };
@@ -128,6 +131,7 @@ export async function render(main, name) {
     head,
     h('section', { class: 'card', 'aria-labelledby': 'h-tasks' }, h('h2', { id: 'h-tasks' }, 'Tasks'), tasks),
     h('section', { class: 'card', 'aria-labelledby': 'h-metrics' }, h('h2', { id: 'h-metrics' }, 'Metrics'), charts),
+    streams,
     config.section,
     offsets.section,
     h('section', { class: 'card', 'aria-labelledby': 'h-topics' }, h('h2', { id: 'h-topics' }, 'Active topics'), topics));
@@ -160,6 +164,9 @@ export async function render(main, name) {
     if (!tasks.querySelector('details[open]')) fill(tasks, tasksTable(status.tasks || []));
     fill(charts, chart('Records in/s', series.in, WINDOW_MS), chart('Records out/s', series.out, WINDOW_MS),
       chart('Sink lag (records)', series.lag, WINDOW_MS));
+    const airbyte = streamStatus(samples, name);
+    streams.hidden = !airbyte;
+    fill(streams.lastChild, airbyte);
     await offsets.update(state);
     const active = await get(`${path}/topics`).catch(() => null);
     const list = active && active[name] ? active[name].topics : [];

@@ -4,6 +4,7 @@
 import { api, get, seg } from './api.js';
 import { h, fill, notify, debounce } from './dom.js';
 import { tryPanel } from './tryit.js';
+import { specForm } from './airbyte.js';
 
 const STATES = ['RUNNING', 'PAUSED', 'STOPPED'];
 /** Keys shown outside "More settings" whatever their group. */
@@ -138,6 +139,7 @@ function formMode(plugins) {
       api('PUT', `connector-plugins/${seg(plugin)}/config/validate`, { 'connector.class': plugin }),
     ]);
     buildFields(form, own, validated);
+    specForm(form, plugin);
     trial.sync();
   });
   const submit = async (ev) => {

@@ -120,6 +120,17 @@ fn parse_config(text: &str) -> Result<Json, String> {
     }
 }
 
+/// The source's SPEC (its `connectionSpecification` and the rest of the answer) for the command of
+/// `props`, run with `airbyte.command.timeout.ms`; blocks while the source runs.
+pub fn spec(props: &Props) -> Result<Json, String> {
+    let mut props = props.clone();
+    // Only the command and its timeout matter here.
+    props.remove(CONFIG);
+    Settings::from_props(&props)?
+        .source
+        .ask(&[], "spec", "SPEC")
+}
+
 /// `liteconnect.airbyte.AirbyteSourceConnector`.
 #[derive(Debug)]
 pub struct AirbyteSource;
