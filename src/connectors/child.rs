@@ -178,6 +178,8 @@ pub struct Child {
     stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     tail: StderrTail,
+    /// The thread forwarding stderr: finished once every writer of the pipe is gone.
+    stderr: Option<std::thread::JoinHandle<()>>,
     name: String,
     exited: Option<ExitStatus>,
     /// When the exit was first seen.
@@ -195,19 +197,21 @@ impl Child {
         })?;
         let group = process.id();
         let tail = StderrTail::default();
-        if let Some(stderr) = process.stderr.take() {
+        let stderr = process.stderr.take().and_then(|stderr| {
             let (tail, name) = (tail.clone(), spec.name.clone());
-            // Detached: it ends when the last writer of the pipe is gone.
-            let _ = std::thread::Builder::new()
+            // Not joined on drop: it ends when the last writer of the pipe is gone.
+            std::thread::Builder::new()
                 .name(format!("stderr-{}", spec.name))
-                .spawn(move || forward_stderr(stderr, &name, &tail));
-        }
+                .spawn(move || forward_stderr(stderr, &name, &tail))
+                .ok()
+        });
         Ok(Child {
             stdin: process.stdin.take(),
             stdout: process.stdout.take(),
             process,
             group: Some(group),
             tail,
+            stderr,
             name: spec.name.clone(),
             exited: None,
             exited_at: None,
@@ -231,6 +235,20 @@ impl Child {
 
     /// The last lines of stderr.
     pub fn stderr_tail(&self) -> StderrTail {
+        self.tail.clone()
+    }
+
+    /// The last lines of stderr once all of it has been read (every writer of the pipe gone), waiting
+    /// up to `timeout` for that: after the program exited, its last words may still be in the pipe.
+    pub fn final_stderr_tail(&mut self, timeout: Duration) -> StderrTail {
+        let deadline = Instant::now() + timeout;
+        while self
+            .stderr
+            .as_ref()
+            .is_some_and(|h| !h.is_finished() && Instant::now() < deadline)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         self.tail.clone()
     }
 

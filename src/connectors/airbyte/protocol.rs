@@ -341,7 +341,7 @@ impl Source {
         if let Some(body) = answer {
             return Ok(body);
         }
-        let tail = child.stderr_tail().text();
+        let tail = child.final_stderr_tail(Duration::from_secs(2)).text();
         Err(match (error, garbage) {
             (Some(e), _) => e,
             (None, Some(line)) => format!(

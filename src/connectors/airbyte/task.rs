@@ -373,7 +373,7 @@ impl AirbyteTask {
         let elapsed = read.started.elapsed();
         self.schedule_next();
         let command = self.settings()?.source.command.clone();
-        let tail = read.child.stderr_tail().text();
+        let tail = read.child.final_stderr_tail(Duration::from_secs(2)).text();
         let failure = if let Some(error) = read.error.take() {
             Some(error)
         } else if read.messages == 0 {

@@ -233,22 +233,12 @@ impl PluginProcess {
         }
     }
 
-    /// The last lines the program wrote to stderr, once the log's reader has caught up: the program has
-    /// been killed, and the lines it wrote just before may still be on their way (waited for until they
-    /// stop changing, a quarter of a second at most when there are none, half a second in all).
-    fn tail(&self) -> String {
-        let started = Instant::now();
-        let mut last = self.child.stderr_tail().text();
-        loop {
-            std::thread::sleep(Duration::from_millis(25));
-            let now = self.child.stderr_tail().text();
-            let waited = started.elapsed();
-            let settled = now == last && (!now.is_empty() || waited > Duration::from_millis(250));
-            if settled || waited > Duration::from_millis(500) {
-                return now;
-            }
-            last = now;
-        }
+    /// The last lines the program wrote to stderr, once all of it has been read: the program has been
+    /// killed, and the lines it wrote just before may still be in the pipe (half a second at most).
+    fn tail(&mut self) -> String {
+        self.child
+            .final_stderr_tail(Duration::from_millis(500))
+            .text()
     }
 
     /// A fatal error of this program: `message`, then its stderr tail; the program is killed, since
