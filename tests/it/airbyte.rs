@@ -145,6 +145,34 @@ async fn fake_source_records_commit_with_their_state_and_a_second_sync_reads_onl
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sources_config_may_come_from_a_config_provider() {
+    let dir = tempdir();
+    let secrets = dir.path().join("secrets.properties");
+    std::fs::write(&secrets, "source={\"count\": 6, \"per_state\": 3}\n").unwrap();
+    let providers = [
+        ("config.providers", "file"),
+        (
+            "config.providers.file.class",
+            "org.apache.kafka.common.config.provider.FileConfigProvider",
+        ),
+    ];
+    let w = TestWorker::start_with(dir.path(), &providers, Vec::new())
+        .await
+        .unwrap();
+    let placeholder = format!("${{file:{}:source}}", secrets.display());
+    let mut body = airbyte("secret", &fake(), json!({}), &[]);
+    body["config"]["airbyte.config"] = json!(placeholder);
+    w.create(body).await;
+    // The source read the resolved config (six numbers), while the stored config keeps the placeholder.
+    let got = wait_records(&w.db, "numbers", 6).await;
+    assert_eq!(numbers(&got), (1..=6).collect::<Vec<_>>());
+    let (status, config) = w.get("/connectors/secret/config").await;
+    assert_eq!(status, 200);
+    assert_eq!(config["airbyte.config"], json!(placeholder), "{config}");
+    w.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_after_the_last_state_of_a_failed_read_are_not_committed() {
     let dir = tempdir();
     let w = TestWorker::start(dir.path()).await;
