@@ -10,6 +10,7 @@ use serde_json::{json, Value as Json};
 
 use crate::common::{
     sample, start_binary, tempdir, validation_errors, wait_for, wait_for_blocking, TestWorker,
+    FILE_CONFIG_PROVIDER,
 };
 use crate::jdbc::topic_values;
 use liteconnect::connectors::child::process_alive;
@@ -149,13 +150,7 @@ async fn the_sources_config_may_come_from_a_config_provider() {
     let dir = tempdir();
     let secrets = dir.path().join("secrets.properties");
     std::fs::write(&secrets, "source={\"count\": 6, \"per_state\": 3}\n").unwrap();
-    let providers = [
-        ("config.providers", "file"),
-        (
-            "config.providers.file.class",
-            "org.apache.kafka.common.config.provider.FileConfigProvider",
-        ),
-    ];
+    let providers = FILE_CONFIG_PROVIDER;
     let w = TestWorker::start_with(dir.path(), &providers, Vec::new())
         .await
         .unwrap();

@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 
 use crate::common::{
     file_sink, free_port, lines, start_binary, tempdir, wait_for, wait_until, Client, Fixture,
-    TestWorker, DEADLINE,
+    TestWorker, DEADLINE, FILE_CONFIG_PROVIDER,
 };
 use crate::kafka::{create, db_number, task_trace};
 
@@ -170,13 +170,7 @@ async fn webhook_refuses_bad_credentials_and_stores_nothing_of_bad_bodies() {
     let dir = tempdir();
     let secrets = dir.path().join("secrets.properties");
     std::fs::write(&secrets, "token=t0ken\npassword=pw\n").unwrap();
-    let providers = [
-        ("config.providers", "file"),
-        (
-            "config.providers.file.class",
-            "org.apache.kafka.common.config.provider.FileConfigProvider",
-        ),
-    ];
+    let providers = FILE_CONFIG_PROVIDER;
     let w = TestWorker::start_with(dir.path(), &providers, Vec::new())
         .await
         .unwrap();

@@ -14,6 +14,7 @@ use crate::common::certs::Ca;
 use crate::common::kafka_gate::{GateTls, KafkaGate, SaslUser};
 use crate::common::{
     self, append_lines, lines, tempdir, validation_errors, wait_for, wait_until, TestWorker,
+    FILE_CONFIG_PROVIDER,
 };
 use crate::kafka::{
     create, db_number, kafka_sink, mirror, mock, numbered, produce, read_all, read_topic_async,
@@ -56,19 +57,9 @@ fn jaas(module: &str, name: &str, password: &str) -> String {
 }
 
 async fn worker_with_file_provider(dir: &Path) -> TestWorker {
-    TestWorker::start_with(
-        dir,
-        &[
-            ("config.providers", "file"),
-            (
-                "config.providers.file.class",
-                "org.apache.kafka.common.config.provider.FileConfigProvider",
-            ),
-        ],
-        Vec::new(),
-    )
-    .await
-    .expect("worker starts")
+    TestWorker::start_with(dir, &FILE_CONFIG_PROVIDER, Vec::new())
+        .await
+        .expect("worker starts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -494,13 +494,7 @@ async fn file_placeholders_are_resolved_for_tasks_and_shown_raw() {
     let output = dir.path().join("secret-out.txt");
     let secrets = dir.path().join("secrets.properties");
     std::fs::write(&secrets, format!("sink.file={}\n", output.display())).unwrap();
-    let settings = [
-        ("config.providers", "file"),
-        (
-            "config.providers.file.class",
-            "org.apache.kafka.common.config.provider.FileConfigProvider",
-        ),
-    ];
+    let settings = FILE_CONFIG_PROVIDER;
     let w = start(dir.path(), "http", &settings, reqwest::Client::new(), None).await;
     append_lines(&input, ["one".to_string(), "two".to_string()]);
     w.create(file_source("src", &input, "t")).await;

@@ -683,3 +683,12 @@ pub async fn task_gauge(url: &str, name: &str, connector: &str) -> f64 {
     )
     .unwrap_or(f64::NAN)
 }
+
+/// The worker settings that turn on Kafka's `FileConfigProvider` as `file` (`${file:path:key}`).
+pub const FILE_CONFIG_PROVIDER: [(&str, &str); 2] = [
+    ("config.providers", "file"),
+    (
+        "config.providers.file.class",
+        "org.apache.kafka.common.config.provider.FileConfigProvider",
+    ),
+];

@@ -26,17 +26,7 @@ async fn a_killed_plugin_process_fails_its_task_and_a_restart_resumes_from_the_c
         offset_seq(&api, "dev").await.filter(|s| *s >= 50)
     })
     .await;
-    let plugin = wait_for("the plugin's process", DEADLINE, || async {
-        descendants_of(bin.child.id()).into_iter().find(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .is_ok_and(|c| c.contains("device_source.py") && !c.contains("__child-host"))
-        })
-    })
-    .await;
-    std::process::Command::new("kill")
-        .args(["-KILL", &plugin.to_string()])
-        .status()
-        .unwrap();
+    kill_plugin_process(&bin, "device_source.py").await;
     let trace = failed_trace(&api, "dev").await;
     assert!(
         trace.contains("The plugin program exited (exit code 137)"),
@@ -69,6 +59,21 @@ async fn a_killed_plugin_process_fails_its_task_and_a_restart_resumes_from_the_c
 }
 
 /// The test plugins that misbehave (tests/plugins/hostile).
+/// Kills with SIGKILL the worker's plugin process running `script` (not its child host), once it runs.
+async fn kill_plugin_process(bin: &Binary, script: &str) {
+    let plugin = wait_for("the plugin's process", DEADLINE, || async {
+        descendants_of(bin.child.id()).into_iter().find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                .is_ok_and(|c| c.contains(script) && !c.contains("__child-host"))
+        })
+    })
+    .await;
+    std::process::Command::new("kill")
+        .args(["-KILL", &plugin.to_string()])
+        .status()
+        .unwrap();
+}
+
 fn hostile() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plugins")
 }
@@ -259,17 +264,7 @@ async fn a_sink_plugin_killed_mid_batch_gets_again_only_what_was_not_committed()
         sink_committed(&api, "out").await.filter(|o| *o >= 300)
     })
     .await;
-    let plugin = wait_for("the sink plugin's process", DEADLINE, || async {
-        descendants_of(bin.child.id()).into_iter().find(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                .is_ok_and(|c| c.contains("file_sink.py") && !c.contains("__child-host"))
-        })
-    })
-    .await;
-    std::process::Command::new("kill")
-        .args(["-KILL", &plugin.to_string()])
-        .status()
-        .unwrap();
+    kill_plugin_process(&bin, "file_sink.py").await;
     let trace = failed_trace(&api, "out").await;
     assert!(trace.contains("The plugin program"), "{trace}");
     let committed = sink_committed(&api, "out").await.unwrap();
