@@ -350,27 +350,21 @@ pub(super) fn read_within(
 }
 
 pub(super) fn log_start(conn: &Connection, tp: &TopicPartition) -> Result<i64, StorageError> {
+    // One statement, so one read snapshot: asked in two, a commit landing between them made an empty
+    // partition's start its new end, and a sink assigned then skipped the partition's first records.
     let start: Option<i64> = conn
         .query_row(
-            "SELECT MIN(r.offset) FROM records r JOIN topics t ON t.id = r.topic_id
-             WHERE t.name = ?1 AND r.partition = ?2",
+            "SELECT COALESCE(
+                 (SELECT MIN(r.offset) FROM records r JOIN topics t ON t.id = r.topic_id
+                  WHERE t.name = ?1 AND r.partition = ?2),
+                 (SELECT p.next_offset FROM partitions p JOIN topics t ON t.id = p.topic_id
+                  WHERE t.name = ?1 AND p.partition = ?2))",
             params![tp.topic, tp.partition],
             |r| r.get(0),
         )
         .optional()?
         .flatten();
-    match start {
-        Some(s) => Ok(s),
-        None => Ok(conn
-            .query_row(
-                "SELECT p.next_offset FROM partitions p JOIN topics t ON t.id = p.topic_id
-                 WHERE t.name = ?1 AND p.partition = ?2",
-                params![tp.topic, tp.partition],
-                |r| r.get(0),
-            )
-            .optional()?
-            .unwrap_or(0)),
-    }
+    Ok(start.unwrap_or(0))
 }
 
 pub(super) fn apply_retention(
