@@ -30,18 +30,21 @@ fn mismatch(schema: &Schema, value: &Value) -> DataError {
     ))
 }
 
-/// Writes `value` along `schema` (an optional schema as the union `["null", T]`).
+/// Writes `value` along `schema` (an optional schema as the union `["null", T]`, or `[T, "null"]` with a
+/// default other than null).
 pub fn encode(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
     let value = match (value, &schema.default_value) {
         (Value::Null, Some(d)) => d,
         _ => value,
     };
     if schema.optional {
+        // The union's branches: `["null", T]`, or `[T, "null"]` when a default other than null leads.
+        let null_last = super::connect::null_last(schema);
         if value.is_null() {
-            out.push(0);
+            out.push(if null_last { 2 } else { 0 });
             return Ok(());
         }
-        out.push(2);
+        out.push(if null_last { 0 } else { 2 });
     } else if value.is_null() {
         return Err(DataError::new(format!(
             "Invalid value: null used for required value, schema type: {}",

@@ -13,7 +13,7 @@ use super::schema::{AvroSchema, NamedKind, Node};
 use crate::data::logical::{
     LogicalKind, DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
 };
-use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType};
+use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType, Struct, Value};
 
 /// The namespace of the records Confluent's converter makes up.
 const NAMESPACE: &str = "io.confluent.connect.avro";
@@ -57,10 +57,10 @@ impl ToAvro {
     /// `optional` schemas become `["null", T]` unless `strip_optional` says the caller handles it.
     fn schema(&mut self, schema: &Schema, strip_optional: bool) -> Json {
         let body = self.required(schema);
-        if schema.optional && strip_optional {
-            json!(["null", body])
-        } else {
-            body
+        match (schema.optional && strip_optional, null_last(schema)) {
+            (false, _) => body,
+            (true, false) => json!(["null", body]),
+            (true, true) => json!([body, "null"]),
         }
     }
 
@@ -188,8 +188,14 @@ impl ToAvro {
                 let mut field = Map::new();
                 field.insert("name".into(), json!(f.name));
                 field.insert("type".into(), self.schema(&f.schema, true));
-                if f.schema.optional {
-                    field.insert("default".into(), Json::Null);
+                match &f.schema.default_value {
+                    Some(d) if !d.is_null() => {
+                        field.insert("default".into(), avro_default(&f.schema, d));
+                    }
+                    _ if f.schema.optional => {
+                        field.insert("default".into(), Json::Null);
+                    }
+                    _ => {}
                 }
                 Json::Object(field)
             })
@@ -354,10 +360,14 @@ impl FromAvro<'_> {
                         .and_then(|a| a.get(index))
                         .map(|x| &x["type"])
                         .unwrap_or(&Json::Null);
+                    let mut schema = self.node(&f.node, fj, false)?;
+                    if let Some(d) = f.default.as_ref().and_then(|d| connect_default(&schema, d)) {
+                        Arc::make_mut(&mut schema).default_value = Some(d);
+                    }
                     s.fields.push(Field {
                         name: f.name.clone(),
                         index,
-                        schema: self.node(&f.node, fj, false)?,
+                        schema,
                     });
                 }
                 if def.name == format!("{NAMESPACE}.{DEFAULT_NAME}")
@@ -381,4 +391,126 @@ fn named(t: SchemaType, name: &str) -> Schema {
 /// A child's JSON (`items`, `values`), or null when the node was written by name.
 fn child<'a>(json: &'a Json, key: &str) -> &'a Json {
     json.get(key).unwrap_or(&Json::Null)
+}
+
+/// Whether an optional schema is written as `[T, "null"]`: Avro takes a field's default from the union's
+/// first branch, so a default other than null puts its type first (as Confluent's `AvroData` does).
+pub fn null_last(schema: &Schema) -> bool {
+    schema.optional && schema.default_value.as_ref().is_some_and(|d| !d.is_null())
+}
+
+/// A Connect default value as an Avro field default (JSON): bytes as ISO-8859-1 text, maps with string
+/// keys as objects and others as arrays of `{"key", "value"}`, structs as objects.
+fn avro_default(schema: &Schema, value: &Value) -> Json {
+    let child = |s: Option<&SchemaRef>, v: &Value| match s {
+        Some(s) => avro_default(s, v),
+        None => Json::Null,
+    };
+    match value {
+        Value::Null => Json::Null,
+        Value::Boolean(b) => json!(b),
+        Value::Int8(n) => json!(n),
+        Value::Int16(n) => json!(n),
+        Value::Int32(n) => json!(n),
+        Value::Int64(n) => json!(n),
+        Value::Float32(f) => json!(f),
+        Value::Float64(f) => json!(f),
+        Value::String(s) => json!(s),
+        Value::Bytes(b) => json!(b.iter().map(|c| char::from(*c)).collect::<String>()),
+        Value::Array(items) => Json::Array(
+            items
+                .iter()
+                .map(|v| child(schema.value_schema.as_ref(), v))
+                .collect(),
+        ),
+        Value::Map(entries) => {
+            let string_keys = schema
+                .key_schema
+                .as_ref()
+                .is_some_and(|k| k.schema_type == SchemaType::String && !k.optional);
+            if string_keys {
+                let object = entries.iter().filter_map(|(k, v)| match k {
+                    Value::String(k) => Some((k.clone(), child(schema.value_schema.as_ref(), v))),
+                    _ => None,
+                });
+                Json::Object(object.collect())
+            } else {
+                let entries = entries.iter().map(|(k, v)| {
+                    json!({"key": child(schema.key_schema.as_ref(), k),
+                           "value": child(schema.value_schema.as_ref(), v)})
+                });
+                Json::Array(entries.collect())
+            }
+        }
+        Value::Struct(st) => Json::Object(
+            st.schema
+                .fields
+                .iter()
+                .map(|f| {
+                    let v = st.values.get(f.index).unwrap_or(&Value::Null);
+                    (f.name.clone(), avro_default(&f.schema, v))
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// An Avro field default (JSON) as the Connect value of `schema`; none when it does not fit the schema.
+fn connect_default(schema: &SchemaRef, json: &Json) -> Option<Value> {
+    let child = |s: Option<&SchemaRef>, j: &Json| s.and_then(|s| connect_default(s, j));
+    Some(match (schema.schema_type, json) {
+        (_, Json::Null) => return None,
+        (SchemaType::Boolean, Json::Bool(b)) => Value::Boolean(*b),
+        (SchemaType::Int8, j) => Value::Int8(i8::try_from(j.as_i64()?).ok()?),
+        (SchemaType::Int16, j) => Value::Int16(i16::try_from(j.as_i64()?).ok()?),
+        (SchemaType::Int32, j) => Value::Int32(i32::try_from(j.as_i64()?).ok()?),
+        (SchemaType::Int64, j) => Value::Int64(j.as_i64()?),
+        // Avro's float defaults are JSON numbers; f32 holds what a float schema wrote.
+        #[allow(clippy::cast_possible_truncation)]
+        (SchemaType::Float32, j) => Value::Float32(j.as_f64()? as f32),
+        (SchemaType::Float64, j) => Value::Float64(j.as_f64()?),
+        (SchemaType::String, Json::String(s)) => Value::String(s.clone()),
+        (SchemaType::Bytes, Json::String(s)) => Value::Bytes(
+            s.chars()
+                .map(|c| u8::try_from(u32::from(c)).ok())
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Array, Json::Array(items)) => Value::Array(
+            items
+                .iter()
+                .map(|j| child(schema.value_schema.as_ref(), j))
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Map, Json::Object(o)) => Value::Map(
+            o.iter()
+                .map(|(k, j)| {
+                    Some((
+                        Value::String(k.clone()),
+                        child(schema.value_schema.as_ref(), j)?,
+                    ))
+                })
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Map, Json::Array(entries)) => Value::Map(
+            entries
+                .iter()
+                .map(|e| {
+                    Some((
+                        child(schema.key_schema.as_ref(), &e["key"])?,
+                        child(schema.value_schema.as_ref(), &e["value"])?,
+                    ))
+                })
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Struct, Json::Object(o)) => {
+            let mut st = Struct::new(schema.clone());
+            for f in &schema.fields {
+                if let Some(v) = o.get(&f.name).and_then(|j| connect_default(&f.schema, j)) {
+                    st.values[f.index] = v;
+                }
+            }
+            Value::Struct(st)
+        }
+        _ => return None,
+    })
 }

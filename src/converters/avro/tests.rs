@@ -234,15 +234,84 @@ fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
     )])
     .is_ok());
     for (key, value) in [
-        ("use.latest.version", "true"),
         ("connect.meta.data", "false"),
         ("enhanced.avro.schema.support", "true"),
         ("scrub.invalid.names", "true"),
-        ("schema.registry.ssl.truststore.location", "/x"),
+        ("schema.registry.ssl.truststore.type", "JKS"),
+        ("schemas.cache.config", "0"),
         ("value.subject.name.strategy", "com.example.Mine"),
         ("basic.auth.credentials.source", "SASL_INHERIT"),
     ] {
         let e = config(&[(key, value)]).unwrap_err();
         assert!(e.0.contains(key), "{key}: {e}");
     }
+}
+
+#[test]
+fn connect_defaults_become_avro_field_defaults_and_come_back() {
+    let defaulted = |t: SchemaType, optional: bool, d: Value| {
+        with(t, |s| {
+            s.optional = optional;
+            s.default_value = Some(d);
+        })
+    };
+    let fields = [
+        (
+            "count",
+            defaulted(SchemaType::Int32, false, Value::Int32(5)),
+        ),
+        (
+            "unit",
+            defaulted(SchemaType::String, true, Value::String("C".into())),
+        ),
+        (
+            "raw",
+            defaulted(SchemaType::Bytes, false, Value::Bytes(vec![0, 255])),
+        ),
+        ("note", Schema::optional_int64()),
+    ];
+    let record = with(SchemaType::Struct, |s| {
+        s.name = Some("ex.Reading".into());
+        s.fields = fields
+            .iter()
+            .enumerate()
+            .map(|(index, (name, schema))| Field {
+                name: (*name).into(),
+                index,
+                schema: schema.clone(),
+            })
+            .collect();
+    });
+    let mut value = Struct::new(record.clone());
+    value.values = vec![
+        Value::Int32(1),
+        Value::Null,
+        Value::Bytes(vec![7]),
+        Value::Null,
+    ];
+    let (avro, back, read) = round_trip(&record, &Value::Struct(value));
+    let f = &avro["fields"];
+    assert_eq!(f[0], json!({"name": "count", "type": "int", "default": 5}));
+    assert_eq!(
+        f[1],
+        json!({"name": "unit", "type": ["string", "null"], "default": "C"}),
+        "a default other than null puts its type first"
+    );
+    assert_eq!(
+        f[2],
+        json!({"name": "raw", "type": "bytes", "default": "\u{0}\u{ff}"})
+    );
+    assert_eq!(
+        f[3],
+        json!({"name": "note", "type": ["null", "long"], "default": null})
+    );
+    assert_eq!(*back, *record, "{avro}");
+    let Value::Struct(read) = read else {
+        panic!("a struct")
+    };
+    assert_eq!(
+        read.values[1],
+        Value::String("C".into()),
+        "null written as the default"
+    );
 }
