@@ -19,6 +19,8 @@ use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType, Struct, Value
 const NAMESPACE: &str = "io.confluent.connect.avro";
 /// The name of an unnamed struct.
 const DEFAULT_NAME: &str = "ConnectDefault";
+/// The Connect struct a general Avro union is read as.
+pub const UNION_NAME: &str = "io.confluent.connect.avro.Union";
 /// Decimal precision parameter Confluent writes.
 const PRECISION_PARAMETER: &str = "connect.decimal.precision";
 
@@ -56,6 +58,9 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
 impl ToAvro {
     /// `optional` schemas become `["null", T]` unless `strip_optional` says the caller handles it.
     fn schema(&mut self, schema: &Schema, strip_optional: bool) -> Json {
+        if is_union(schema) {
+            return self.union(schema);
+        }
         let body = self.required(schema);
         match (schema.optional && strip_optional, null_last(schema)) {
             (false, _) => body,
@@ -119,6 +124,16 @@ impl ToAvro {
         out.insert("type".into(), json!(base));
         out.extend(props);
         Json::Object(out)
+    }
+
+    /// A struct read from a general union, written back as that union.
+    fn union(&mut self, schema: &Schema) -> Json {
+        let mut branches = Vec::with_capacity(schema.fields.len() + 1);
+        if schema.optional {
+            branches.push(json!("null"));
+        }
+        branches.extend(schema.fields.iter().map(|f| self.required(&f.schema)));
+        Json::Array(branches)
     }
 
     fn child(&mut self, schema: Option<&SchemaRef>) -> Json {
@@ -279,10 +294,28 @@ impl FromAvro<'_> {
             [(i, only)] if branches.len() == 2 => {
                 self.node(only, jsons.get(*i).unwrap_or(&Json::Null), true)
             }
-            _ => Err(DataError::new(
-                "Avro unions other than [\"null\", T] are not supported by this AvroConverter yet",
-            )),
+            _ => self.general_union(branches, &jsons),
         }
+    }
+
+    /// A union other than `[null, T]`: a struct `io.confluent.connect.avro.Union` with one optional field
+    /// per branch other than null, named by the branch's type (a named type by its simple name), as
+    /// Confluent's `AvroData` reads it; optional when null is a branch.
+    fn general_union(&self, branches: &[Node], jsons: &[Json]) -> Result<SchemaRef, DataError> {
+        let mut s = Schema::new(SchemaType::Struct);
+        s.name = Some(UNION_NAME.to_string());
+        for (i, branch) in branches.iter().enumerate() {
+            if *branch == Node::Primitive("null") {
+                s.optional = true;
+                continue;
+            }
+            s.fields.push(Field {
+                name: branch_name(branch),
+                index: s.fields.len(),
+                schema: self.node(branch, jsons.get(i).unwrap_or(&Json::Null), true)?,
+            });
+        }
+        Ok(Arc::new(s))
     }
 
     fn primitive(&self, p: &str, json: &Json) -> Result<Schema, DataError> {
@@ -513,4 +546,20 @@ fn connect_default(schema: &SchemaRef, json: &Json) -> Option<Value> {
         }
         _ => return None,
     })
+}
+
+/// Whether a Connect schema is a general Avro union read as a struct.
+pub fn is_union(schema: &Schema) -> bool {
+    schema.schema_type == SchemaType::Struct && schema.name.as_deref() == Some(UNION_NAME)
+}
+
+/// The field name of a union branch: its type's name, a named type's simple name.
+fn branch_name(node: &Node) -> String {
+    match node {
+        Node::Primitive(p) => (*p).to_string(),
+        Node::Array(_) => "array".into(),
+        Node::Map(_) => "map".into(),
+        Node::Union(_) => "union".into(),
+        Node::Named(full) => full.rsplit('.').next().unwrap_or(full).to_string(),
+    }
 }

@@ -159,7 +159,7 @@ impl AvroConverter {
                     .map_err(|e| DataError::new(e.to_string()))?;
                 if !compat::same_encoding(&written, &avro) {
                     return Err(DataError::new(format!(
-                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as (enums, fixed types or unions)"
+                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as (enums or fixed types)"
                     )));
                 }
                 let l = Arc::new((id, avro, connect));

@@ -315,3 +315,43 @@ fn connect_defaults_become_avro_field_defaults_and_come_back() {
         "null written as the default"
     );
 }
+
+#[test]
+fn general_unions_are_read_as_union_structs_and_written_back() {
+    let text = r#"{"type":"record","name":"Outer","namespace":"ex","fields":[{"name":"v","type":["null","int","string",{"type":"record","name":"Inner","fields":[{"name":"n","type":"long"}]}],"default":null}]}"#;
+    let parsed = AvroSchema::parse(text).unwrap();
+    let json: Json = serde_json::from_str(text).unwrap();
+    let connect = to_connect(&parsed, &json).unwrap();
+    let union = &connect.fields[0].schema;
+    assert_eq!(union.name.as_deref(), Some(super::connect::UNION_NAME));
+    assert!(union.optional);
+    let names: Vec<&str> = union.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["int", "string", "Inner"]);
+    // Branch 2 (string) written by Avro: index 2 zig-zag (4), then "hi".
+    let bytes = [4, 4, b'h', b'i'];
+    let mut reader = Reader::new(&bytes, &parsed);
+    let read = reader.value(&parsed.root, &connect).unwrap();
+    assert!(reader.done());
+    let Value::Struct(outer) = &read else {
+        panic!("a struct")
+    };
+    let Value::Struct(u) = &outer.values[0] else {
+        panic!("a union struct: {read:?}")
+    };
+    assert_eq!(
+        u.values,
+        vec![Value::Null, Value::String("hi".into()), Value::Null]
+    );
+    // Written back: the same bytes, and the same Avro union.
+    let mut out = Vec::new();
+    encode(&connect, &read, &mut out).unwrap();
+    assert_eq!(out, bytes);
+    let again = AvroSchema::parse(&to_avro(&connect).to_string()).unwrap();
+    assert!(super::compat::same_encoding(&again, &parsed), "{again:?}");
+    // The null branch, and a required union with nothing set refused.
+    let mut out = Vec::new();
+    let mut empty = Struct::new(connect.clone());
+    empty.values[0] = Value::Null;
+    encode(&connect, &Value::Struct(empty), &mut out).unwrap();
+    assert_eq!(out, [0]);
+}
