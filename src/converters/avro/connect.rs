@@ -30,11 +30,64 @@ pub struct ToAvro {
     unnamed: usize,
     /// Named records already written, so a second use refers to the first by name.
     written: BTreeMap<String, ()>,
+    /// `connect.meta.data=false`: no `connect.doc`, `connect.version`, `connect.parameters`,
+    /// `connect.name`.
+    no_meta: bool,
+    /// `scrub.invalid.names`: names made valid Avro names.
+    scrub: bool,
+}
+
+/// How a Connect schema is written as Avro: Confluent's `connect.meta.data` and `scrub.invalid.names`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvroOptions {
+    /// Write the Connect metadata (`connect.*` properties; default true).
+    pub meta: bool,
+    /// Replace what Avro does not allow in names (default false).
+    pub scrub: bool,
+}
+
+impl Default for AvroOptions {
+    fn default() -> Self {
+        AvroOptions {
+            meta: true,
+            scrub: false,
+        }
+    }
 }
 
 /// The Avro schema JSON of a Connect schema.
+#[cfg(test)]
 pub fn to_avro(schema: &Schema) -> Json {
-    ToAvro::default().schema(schema, true)
+    to_avro_with(schema, AvroOptions::default())
+}
+
+/// The Avro schema JSON of a Connect schema, with Confluent's options.
+pub fn to_avro_with(schema: &Schema, options: AvroOptions) -> Json {
+    ToAvro {
+        no_meta: !options.meta,
+        scrub: options.scrub,
+        ..ToAvro::default()
+    }
+    .schema(schema, true)
+}
+
+/// Confluent's `scrubName`: every character Avro does not allow in a name becomes `_`, and a name that
+/// does not start with a letter or `_` gets an `x` in front.
+pub fn scrub_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, 'x');
+    }
+    out
 }
 
 /// A Connect schema's metadata as Avro properties.
@@ -56,6 +109,20 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
 }
 
 impl ToAvro {
+    fn props(&self, schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
+        if !self.no_meta {
+            connect_props(schema, out, with_name);
+        }
+    }
+
+    fn name(&self, name: &str) -> String {
+        if self.scrub {
+            scrub_name(name)
+        } else {
+            name.to_string()
+        }
+    }
+
     /// `optional` schemas become `["null", T]` unless `strip_optional` says the caller handles it.
     fn schema(&mut self, schema: &Schema, strip_optional: bool) -> Json {
         if is_union(schema) {
@@ -116,7 +183,7 @@ impl ToAvro {
                 SchemaType::Struct => return self.record(schema),
             },
         };
-        connect_props(schema, &mut props, true);
+        self.props(schema, &mut props, true);
         if props.is_empty() {
             return json!(base);
         }
@@ -147,7 +214,7 @@ impl ToAvro {
         let mut out = Map::new();
         out.insert("type".into(), json!("array"));
         out.insert("items".into(), self.child(schema.value_schema.as_ref()));
-        connect_props(schema, &mut out, true);
+        self.props(schema, &mut out, true);
         Json::Object(out)
     }
 
@@ -173,7 +240,7 @@ impl ToAvro {
             out.insert("type".into(), json!("array"));
             out.insert("items".into(), entry);
         }
-        connect_props(schema, &mut out, true);
+        self.props(schema, &mut out, true);
         Json::Object(out)
     }
 
@@ -189,19 +256,28 @@ impl ToAvro {
             }
         };
         if self.written.contains_key(&full) {
-            return json!(full);
+            let parts: Vec<String> = full.split('.').map(|p| self.name(p)).collect();
+            return json!(parts.join("."));
         }
         self.written.insert(full.clone(), ());
         let (namespace, name) = match full.rsplit_once('.') {
-            Some((ns, n)) => (Some(ns.to_string()), n.to_string()),
-            None => (None, full.clone()),
+            Some((ns, n)) => (
+                Some(
+                    ns.split('.')
+                        .map(|p| self.name(p))
+                        .collect::<Vec<_>>()
+                        .join("."),
+                ),
+                self.name(n),
+            ),
+            None => (None, self.name(&full)),
         };
         let fields: Vec<Json> = schema
             .fields
             .iter()
             .map(|f| {
                 let mut field = Map::new();
-                field.insert("name".into(), json!(f.name));
+                field.insert("name".into(), json!(self.name(&f.name)));
                 field.insert("type".into(), self.schema(&f.schema, true));
                 match &f.schema.default_value {
                     Some(d) if !d.is_null() => {
@@ -222,7 +298,7 @@ impl ToAvro {
             out.insert("namespace".into(), json!(ns));
         }
         out.insert("fields".into(), Json::Array(fields));
-        connect_props(schema, &mut out, schema.name.is_some());
+        self.props(schema, &mut out, schema.name.is_some());
         Json::Object(out)
     }
 }

@@ -11,7 +11,7 @@ use serde_json::Value as Json;
 
 use super::binary::{encode, Reader};
 use super::compat;
-use super::connect::{to_avro, to_connect};
+use super::connect::{to_avro_with, to_connect, AvroOptions};
 use super::schema::{AvroSchema, Node};
 use crate::converters::registry::client::bounded_insert;
 use crate::converters::registry::client::config_error;
@@ -34,23 +34,13 @@ fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError
             "This AvroConverter does not support this setting yet",
         )
     };
-    for (key, differs) in [
-        (
-            "connect.meta.data",
-            !config_bool(config, "connect.meta.data", true)?,
-        ),
-        (
+    if config_bool(config, "enhanced.avro.schema.support", false)? {
+        return Err(unsupported(
             "enhanced.avro.schema.support",
-            config_bool(config, "enhanced.avro.schema.support", false)?,
-        ),
-        (
-            "scrub.invalid.names",
-            config_bool(config, "scrub.invalid.names", false)?,
-        ),
-    ] {
-        if differs {
-            return Err(unsupported(key, config.get(key).map_or("", String::as_str)));
-        }
+            config
+                .get("enhanced.avro.schema.support")
+                .map_or("", String::as_str),
+        ));
     }
     Ok(())
 }
@@ -70,6 +60,8 @@ pub struct AvroConverter {
     use_latest: bool,
     /// `latest.compatibility.strict` (default true): that schema must read the record's own.
     strict: bool,
+    /// `connect.meta.data` and `scrub.invalid.names`.
+    options: AvroOptions,
     /// Subject → its latest version's ID and schema, read once.
     latest: Mutex<HashMap<String, Latest>>,
 }
@@ -90,6 +82,10 @@ impl AvroConverter {
             registry: RegistryClient::new(registry),
             last: Mutex::new(None),
             schemas: Mutex::new(HashMap::new()),
+            options: AvroOptions {
+                meta: config_bool(config, "connect.meta.data", true)?,
+                scrub: config_bool(config, "scrub.invalid.names", false)?,
+            },
             use_latest: config_bool(config, "use.latest.version", false)?,
             strict: config_bool(config, "latest.compatibility.strict", true)?,
             latest: Mutex::new(HashMap::new()),
@@ -105,7 +101,7 @@ impl AvroConverter {
                 return Ok((text.clone(), record.clone()));
             }
         }
-        let text = to_avro(schema).to_string();
+        let text = to_avro_with(schema, self.options).to_string();
         let parsed = AvroSchema::parse(&text).map_err(|e| {
             DataError::new(format!(
                 "The Avro schema made of the Connect schema is invalid: {e}"
@@ -155,7 +151,7 @@ impl AvroConverter {
                 let (id, fetched) = self.registry.latest_version(subject)?;
                 let (avro, connect) =
                     self.read_schema(&fetched, &format!("ID {id} (subject {subject}'s latest)"))?;
-                let written = AvroSchema::parse(&to_avro(&connect).to_string())
+                let written = AvroSchema::parse(&to_avro_with(&connect, self.options).to_string())
                     .map_err(|e| DataError::new(e.to_string()))?;
                 if !compat::same_encoding(&written, &avro) {
                     return Err(DataError::new(format!(

@@ -234,9 +234,7 @@ fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
     )])
     .is_ok());
     for (key, value) in [
-        ("connect.meta.data", "false"),
         ("enhanced.avro.schema.support", "true"),
-        ("scrub.invalid.names", "true"),
         ("schema.registry.ssl.truststore.type", "JKS"),
         ("schemas.cache.config", "0"),
         ("value.subject.name.strategy", "com.example.Mine"),
@@ -354,4 +352,36 @@ fn general_unions_are_read_as_union_structs_and_written_back() {
     empty.values[0] = Value::Null;
     encode(&connect, &Value::Struct(empty), &mut out).unwrap();
     assert_eq!(out, [0]);
+}
+
+#[test]
+fn connect_meta_data_and_scrub_invalid_names_shape_the_avro_schema() {
+    use super::connect::{scrub_name, to_avro_with, AvroOptions};
+    let record = with(SchemaType::Struct, |s| {
+        s.name = Some("my-org.1st.Reading".into());
+        s.doc = Some("a doc".into());
+        s.fields = vec![Field {
+            name: "temp-c".into(),
+            index: 0,
+            schema: with(SchemaType::Int8, |f| f.version = Some(2)),
+        }];
+    });
+    let plain = to_avro_with(&record, AvroOptions::default());
+    assert_eq!(plain["connect.doc"], "a doc");
+    assert_eq!(plain["fields"][0]["name"], "temp-c");
+    let bare = to_avro_with(
+        &record,
+        AvroOptions {
+            meta: false,
+            scrub: true,
+        },
+    );
+    assert_eq!(
+        bare,
+        json!({"type": "record", "name": "Reading", "namespace": "my_org.x1st",
+               "fields": [{"name": "temp_c", "type": {"type": "int", "connect.type": "int8"}}]})
+    );
+    AvroSchema::parse(&bare.to_string()).expect("a valid Avro schema");
+    assert_eq!(scrub_name("9lives"), "x9lives");
+    assert_eq!(scrub_name("_ok"), "_ok");
 }
