@@ -277,22 +277,15 @@ impl Converter for AvroConverter {
 mod tests {
     use super::*;
 
-    fn converter(role: &str, strategy: Option<&str>) -> AvroConverter {
+    fn converter() -> AvroConverter {
         let mut c = crate::connectors::Props::new();
-        c.insert(
-            "schema.registry.url".into(),
-            "http://a:8081/,http://b:8081".into(),
-        );
-        c.insert("converter.type".into(), role.into());
-        if let Some(s) = strategy {
-            c.insert(format!("{role}.subject.name.strategy"), s.into());
-        }
+        c.insert("schema.registry.url".into(), "http://a:8081".into());
         AvroConverter::from_config(&c).unwrap()
     }
 
     #[test]
     fn records_without_the_magic_byte_fail_before_any_registry_call() {
-        let c = converter("value", None);
+        let c = converter();
         for data in [&b"{}"[..], &[0, 0, 0][..], &[1, 0, 0, 0, 1, 2][..]] {
             let e = c.to_connect("t", Some(data)).unwrap_err();
             assert!(e.0.contains("Unknown magic byte!"), "{e}");

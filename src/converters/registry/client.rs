@@ -381,12 +381,7 @@ impl RegistryClient {
             format!("/subjects/{encoded}")
         };
         let answer = self.request(reqwest::Method::POST, &path, Some(&body))?;
-        let id = answer["id"]
-            .as_u64()
-            .and_then(|id| u32::try_from(id).ok())
-            .ok_or_else(|| {
-                DataError::new(format!("The Schema Registry answered no ID: {answer}"))
-            })?;
+        let id = id_of(&answer)?;
         bounded_insert(&self.ids, key, id, self.config.cache_size);
         Ok(id)
     }
@@ -426,21 +421,28 @@ impl RegistryClient {
     /// # Errors
     /// The registry's refusal (no such subject) or absence.
     pub fn latest_version(&self, subject: &str) -> Result<(u32, FetchedSchema), DataError> {
+        let answer = self.subject_version(subject, "latest")?;
+        Ok((id_of(&answer)?, fetched_of(&answer)))
+    }
+
+    /// `GET /subjects/{subject}/versions/{version}`.
+    fn subject_version(&self, subject: &str, version: &str) -> Result<Json, DataError> {
         let encoded =
             percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
-        let answer = self.request(
+        self.request(
             reqwest::Method::GET,
-            &format!("/subjects/{encoded}/versions/latest"),
+            &format!("/subjects/{encoded}/versions/{version}"),
             None,
-        )?;
-        let id = answer["id"]
-            .as_u64()
-            .and_then(|id| u32::try_from(id).ok())
-            .ok_or_else(|| {
-                DataError::new(format!("The Schema Registry answered no ID: {answer}"))
-            })?;
-        Ok((id, fetched_of(&answer)))
+        )
     }
+}
+
+/// The `id` of a registry's answer.
+fn id_of(answer: &Json) -> Result<u32, DataError> {
+    answer["id"]
+        .as_u64()
+        .and_then(|id| u32::try_from(id).ok())
+        .ok_or_else(|| DataError::new(format!("The Schema Registry answered no ID: {answer}")))
 }
 
 fn fetched_of(answer: &Json) -> FetchedSchema {
@@ -491,13 +493,7 @@ impl RegistryClient {
             if out.iter().any(|(n, _)| n == name) {
                 continue;
             }
-            let encoded =
-                percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
-            let answer = self.request(
-                reqwest::Method::GET,
-                &format!("/subjects/{encoded}/versions/{version}"),
-                None,
-            )?;
+            let answer = self.subject_version(subject, &version.to_string())?;
             let fetched = fetched_of(&answer);
             self.collect_references(&fetched.references, depth + 1, out)?;
             out.push((name.to_string(), fetched));
