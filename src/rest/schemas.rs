@@ -13,9 +13,9 @@ use warp::http::Method;
 
 use super::topics::{append, check_topic_name, ProxyError};
 use super::{only, ApiState, Reply, Request};
+use crate::converters::registry::frame;
 use crate::converters::registry::kinds::ParsedSchema;
 use crate::converters::registry::local::{KnownSchema, LocalSchemas, Shown};
-use crate::converters::registry::frame;
 use crate::storage::registry::Registration;
 use crate::storage::{LogRecord, ProducedRecord, Store};
 
@@ -136,7 +136,9 @@ fn field_json(
     };
     match shown {
         Shown::Unframed if !present => Ok(Json::Null),
-        Shown::Unframed => Err(cannot("it is not framed by a Schema Registry converter (magic byte 0 and a schema ID)".into())),
+        Shown::Unframed => Err(cannot(
+            "it is not framed by a Schema Registry converter (magic byte 0 and a schema ID)".into(),
+        )),
         Shown::Undecoded { reason, .. } => Err(cannot(reason)),
         Shown::Decoded { schema, .. } if schema.parsed.schema_type() != kind.schema_type() => {
             Err(cannot(format!(
@@ -217,14 +219,24 @@ pub(crate) async fn produce(
     if body.records.is_empty() {
         return Err(ProxyError::Invalid("The request has no records.".into()));
     }
-    if let Some(r) = body.records.iter().find(|r| r.partition.is_some_and(|p| p < 0)) {
-        return Err(ProxyError::Invalid(format!("Invalid partition {:?}.", r.partition)));
+    if let Some(r) = body
+        .records
+        .iter()
+        .find(|r| r.partition.is_some_and(|p| p < 0))
+    {
+        return Err(ProxyError::Invalid(format!(
+            "Invalid partition {:?}.",
+            r.partition
+        )));
     }
     let has = |f: fn(&SchemaRecord) -> &Json| body.records.iter().any(|r| !f(r).is_null());
     let key = if has(|r| &r.key) {
         let (text, id) = (body.key_schema.as_deref(), body.key_schema_id);
         if text.is_none() && id.is_none() {
-            return Err(ProxyError::Schema(42201, "Request includes keys but does not include key schema".into()));
+            return Err(ProxyError::Schema(
+                42201,
+                "Request includes keys but does not include key schema".into(),
+            ));
         }
         Some(schema_for(state, kind, &format!("{topic}-key"), text, id).await?)
     } else {
@@ -233,7 +245,10 @@ pub(crate) async fn produce(
     let value = if has(|r| &r.value) {
         let (text, id) = (body.value_schema.as_deref(), body.value_schema_id);
         if text.is_none() && id.is_none() {
-            return Err(ProxyError::Schema(42202, "Request includes values but does not include value schema".into()));
+            return Err(ProxyError::Schema(
+                42202,
+                "Request includes values but does not include value schema".into(),
+            ));
         }
         Some(schema_for(state, kind, &format!("{topic}-value"), text, id).await?)
     } else {
@@ -266,7 +281,8 @@ fn encode(schema: Option<&KnownSchema>, json: &Json) -> Result<Option<Vec<u8>>> 
     let payload = schema.parsed.json_to_payload(json).map_err(|e| {
         ProxyError::Schema(42203, format!("Conversion of JSON to Object failed: {e}"))
     })?;
-    let id = u32::try_from(schema.id).map_err(|_| invalid_schema("the schema ID is out of range"))?;
+    let id =
+        u32::try_from(schema.id).map_err(|_| invalid_schema("the schema ID is out of range"))?;
     let mut out = Vec::with_capacity(payload.len() + 5);
     frame(id, &mut out);
     out.extend_from_slice(&payload);

@@ -787,7 +787,10 @@ impl super::LogReader {
 }
 
 fn subject_of(conn: &Connection, id: i64) -> Result<Option<String>, RegistryError> {
-    Ok(versions_of_id(conn, id, true)?.into_iter().next().map(|(s, _)| s))
+    Ok(versions_of_id(conn, id, true)?
+        .into_iter()
+        .next()
+        .map(|(s, _)| s))
 }
 
 /// A registry setting kept globally and per subject.

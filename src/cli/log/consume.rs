@@ -214,7 +214,13 @@ fn field<'a>(
 
 /// A record as `format` prints it; `verbose` text starts with where the record is and the schemas
 /// that decoded it.
-fn render(format: OutputFormat, verbose: bool, topic: &str, r: &Record, fields: [&Field<'_>; 2]) -> String {
+fn render(
+    format: OutputFormat,
+    verbose: bool,
+    topic: &str,
+    r: &Record,
+    fields: [&Field<'_>; 2],
+) -> String {
     let [key, value] = fields;
     match format {
         OutputFormat::Text => {

@@ -222,14 +222,18 @@ impl SchemaLookup for Rest {
     }
 
     fn version(&self, subject: &str, version: i32) -> Result<Option<StoredSchema>, String> {
-        let path = format!("/registry/subjects/{}/versions/{version}?deleted=true", seg(subject));
+        let path = format!(
+            "/registry/subjects/{}/versions/{version}?deleted=true",
+            seg(subject)
+        );
         self.get_optional(&path)?
             .map(|json| stored_schema(json["id"].as_i64().unwrap_or(-1), &json))
             .transpose()
     }
 
     fn subject_of(&self, id: i64) -> Result<Option<String>, String> {
-        let json = self.get_optional(&format!("/registry/schemas/ids/{id}/versions?deleted=true"))?;
+        let json =
+            self.get_optional(&format!("/registry/schemas/ids/{id}/versions?deleted=true"))?;
         Ok(json.and_then(|j| j[0]["subject"].as_str().map(str::to_string)))
     }
 }

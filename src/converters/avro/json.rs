@@ -137,7 +137,9 @@ fn unlatin1(path: &str, json: &Json) -> Result<Vec<u8>, DataError> {
         .as_str()
         .ok_or_else(|| expected(path, "a string of bytes", json))?;
     s.chars()
-        .map(|c| u8::try_from(u32::from(c)).map_err(|_| expected(path, "bytes (U+0000..U+00FF)", json)))
+        .map(|c| {
+            u8::try_from(u32::from(c)).map_err(|_| expected(path, "bytes (U+0000..U+00FF)", json))
+        })
         .collect()
 }
 
@@ -198,10 +200,13 @@ fn write_primitive(p: &str, json: &Json, out: &mut Vec<u8>, path: &str) -> Resul
         }
         "long" => write_long(
             out,
-            json.as_i64().ok_or_else(|| expected(path, "a long", json))?,
+            json.as_i64()
+                .ok_or_else(|| expected(path, "a long", json))?,
         ),
         "float" => {
-            let f = json.as_f64().ok_or_else(|| expected(path, "a float", json))?;
+            let f = json
+                .as_f64()
+                .ok_or_else(|| expected(path, "a float", json))?;
             out.extend_from_slice(&(f as f32).to_le_bytes());
         }
         "double" => {
@@ -239,7 +244,10 @@ fn write_union(
             (i, &branches[i], json)
         }
         Json::Object(o) if o.len() == 1 => {
-            let (name, value) = o.iter().next().ok_or_else(|| expected(path, "a branch", json))?;
+            let (name, value) = o
+                .iter()
+                .next()
+                .ok_or_else(|| expected(path, "a branch", json))?;
             let i = branches
                 .iter()
                 .position(|b| branch_name(b) == *name || short_name(b) == Some(name))
@@ -250,7 +258,10 @@ fn write_union(
             let names: Vec<String> = branches.iter().map(branch_name).collect();
             return Err(expected(
                 path,
-                &format!("a union value wrapped as {{\"<branch>\": value}} (branches: {})", names.join(", ")),
+                &format!(
+                    "a union value wrapped as {{\"<branch>\": value}} (branches: {})",
+                    names.join(", ")
+                ),
                 json,
             ));
         }
@@ -355,7 +366,12 @@ mod tests {
             r#"{"type":"record","name":"P","fields":[{"name":"n","type":["null","int"]}]}"#,
         )
         .expect("schema");
-        for bad in [json!({"n": 1}), json!({"n": {"string": "x"}}), json!({}), json!(3)] {
+        for bad in [
+            json!({"n": 1}),
+            json!({"n": {"string": "x"}}),
+            json!({}),
+            json!(3),
+        ] {
             assert!(from_json(&schema, &bad).is_err(), "{bad}");
         }
         assert!(to_json(&schema, &[2, 4, 9]).is_err(), "bytes left over");

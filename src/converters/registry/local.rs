@@ -155,7 +155,9 @@ impl LocalSchemas {
     pub fn shared(key: &str) -> Arc<LocalSchemas> {
         static ALL: OnceLock<Mutex<HashMap<String, Arc<LocalSchemas>>>> = OnceLock::new();
         let all = ALL.get_or_init(Mutex::default);
-        let mut all = all.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all = all
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         all.entry(key.to_string()).or_default().clone()
     }
 
