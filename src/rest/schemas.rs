@@ -3,7 +3,8 @@
 //! framed records decoded and producing JSON encoded along a schema given by text (registered under
 //! `<topic>-key` / `<topic>-value`) or by ID; liteconnect's own `decode=true` on a binary or JSON read,
 //! which adds the decoded form of framed keys and values; and the registry's read-only routes under
-//! `/registry/` on the REST listener, for the console and `liteconnect consume`.
+//! `/registry/` on the REST listener, for the console and `liteconnect consume`, with liteconnect's own
+//! `GET /registry/levels`.
 
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use super::{only, ApiState, Reply, Request};
 use crate::converters::registry::frame;
 use crate::converters::registry::kinds::ParsedSchema;
 use crate::converters::registry::local::{KnownSchema, LocalSchemas, Shown};
-use crate::storage::registry::Registration;
+use crate::storage::registry::{Registration, RegistryError, Setting, DEFAULT_COMPATIBILITY};
 use crate::storage::{LogRecord, ProducedRecord, Store};
 
 type Result<T = Reply> = std::result::Result<T, ProxyError>;
@@ -343,6 +344,9 @@ async fn register(store: &Store, kind: SchemaFormat, subject: &str, text: &str) 
 /// REST listener's authentication and TLS.
 pub(crate) async fn registry_read(state: &ApiState, req: &Request<'_>) -> super::Result {
     only(req.method, &[Method::GET])?;
+    if req.segments.len() == 2 && req.segments[1] == "levels" {
+        return levels(state.herder.store()).await;
+    }
     let inner = Request {
         method: req.method,
         segments: req.segments.iter().skip(1).cloned().collect(),
@@ -351,4 +355,29 @@ pub(crate) async fn registry_read(state: &ApiState, req: &Request<'_>) -> super:
         headers: req.headers,
     };
     Ok(super::registry::route(state, &inner).await)
+}
+
+/// liteconnect's own `GET /registry/levels`: the global compatibility level and the subjects that set
+/// their own, in one answer (Confluent's `GET /config/{s}` answers 404 for a subject without one).
+async fn levels(store: &Store) -> super::Result {
+    let failed = |e: RegistryError| Reply::from(e);
+    let global = store
+        .registry_setting(None, Setting::Compatibility)
+        .await
+        .map_err(failed)?
+        .unwrap_or_else(|| DEFAULT_COMPATIBILITY.to_string());
+    let mut subjects = serde_json::Map::new();
+    for subject in store.registry_subjects(true).await.map_err(failed)? {
+        let own = store
+            .registry_setting(Some(subject.clone()), Setting::Compatibility)
+            .await
+            .map_err(failed)?;
+        if let Some(level) = own {
+            subjects.insert(subject, json!(level));
+        }
+    }
+    Ok(Reply::json(
+        200,
+        &json!({"compatibilityLevel": global, "subjects": subjects}),
+    ))
 }
