@@ -106,6 +106,18 @@ async fn rest_proxy_produces_and_reads_avro_through_the_local_registry() {
         ]
     );
     assert_eq!(records[0]["key"], Json::Null);
+    // Keys by schema text under `<topic>-key`, values by ID.
+    let keyed = json!({"key_schema": "\"string\"", "value_schema_id": id,
+        "records": [{"key": "k1", "value": {"id": 9, "state": "PAID"}}]});
+    let (status, body) = produce(&r, "keyed", AVRO, keyed).await;
+    assert_eq!(status, 200, "{body}");
+    let key_id = body["key_schema_id"].as_i64().expect("key_schema_id");
+    assert_eq!(body["value_schema_id"], json!(id), "{body}");
+    let (_, key_subject) = r.get("/subjects/keyed-key/versions/1").await;
+    assert_eq!(key_subject["id"], json!(key_id), "{key_subject}");
+    let (_, records) = read(&r, "keyed", AVRO, "").await;
+    assert_eq!(records[0]["key"], "k1", "{records}");
+    assert_eq!(records[0]["value"]["state"], "PAID", "{records}");
     // Binary with decode=true: the stored bytes and, beside them, the decoded value with its schema.
     let (_, records) = read(&r, "orders", BINARY, "&decode=true").await;
     let decoded = &records[0]["value_decoded"];
@@ -116,7 +128,10 @@ async fn rest_proxy_produces_and_reads_avro_through_the_local_registry() {
     assert!(records[0]["value"].is_string(), "{records}");
     // The registry's read routes on the REST listener; writes are refused there.
     let (status, subjects) = r.api.get("/registry/subjects").await.unwrap();
-    assert_eq!((status, subjects), (200, json!(["orders-value"])));
+    assert_eq!(
+        (status, subjects),
+        (200, json!(["keyed-key", "orders-value"]))
+    );
     let (status, _) = r
         .api
         .post(

@@ -213,3 +213,105 @@ impl LocalSchemas {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Two schemas: ID 1 (`orders-value` version 1, a record) and ID 2 (`boxes-value`, referencing it);
+    /// counts the lookups by ID.
+    struct Fake {
+        by_id: Cell<usize>,
+    }
+
+    const ORDER: &str = r#"{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"long"}]}"#;
+
+    fn stored(id: i64) -> Option<StoredSchema> {
+        let (schema, references) = match id {
+            1 => (ORDER.to_string(), Vec::new()),
+            2 => (
+                r#"{"type":"record","name":"Box","namespace":"shop","fields":[{"name":"o","type":"shop.Order"}]}"#
+                    .to_string(),
+                vec![SchemaReference {
+                    name: "shop.Order".into(),
+                    subject: "orders-value".into(),
+                    version: 1,
+                }],
+            ),
+            _ => return None,
+        };
+        Some(StoredSchema {
+            id,
+            schema_type: "AVRO".into(),
+            schema,
+            references,
+        })
+    }
+
+    impl SchemaLookup for Fake {
+        fn schema(&self, id: i64) -> Result<Option<StoredSchema>, String> {
+            self.by_id.set(self.by_id.get() + 1);
+            Ok(stored(id))
+        }
+        fn version(&self, subject: &str, version: i32) -> Result<Option<StoredSchema>, String> {
+            Ok((subject == "orders-value" && version == 1)
+                .then(|| stored(1))
+                .flatten())
+        }
+        fn subject_of(&self, id: i64) -> Result<Option<String>, String> {
+            Ok(Some(
+                if id == 1 {
+                    "orders-value"
+                } else {
+                    "boxes-value"
+                }
+                .into(),
+            ))
+        }
+    }
+
+    fn framed(id: u32, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        super::super::frame(id, &mut out);
+        out.extend_from_slice(payload);
+        out
+    }
+
+    #[test]
+    fn framed_bytes_are_decoded_with_references_and_the_schema_is_cached() {
+        let lookup = Fake {
+            by_id: Cell::new(0),
+        };
+        let schemas = LocalSchemas::default();
+        // A Box holding Order{id: 3}: the long 3 is the zig-zag varint 6.
+        for _ in 0..2 {
+            match schemas.show(&lookup, &framed(2, &[6])) {
+                Shown::Decoded { schema, json } => {
+                    assert_eq!(json, json!({"o": {"id": 3}}));
+                    assert_eq!(
+                        (schema.id, schema.subject.as_deref()),
+                        (2, Some("boxes-value"))
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(lookup.by_id.get(), 1, "the second record used the cache");
+        assert!(matches!(schemas.show(&lookup, b"plain"), Shown::Unframed));
+        match schemas.show(&lookup, &framed(9, &[6])) {
+            Shown::Undecoded { id, reason } => {
+                assert_eq!(id, 9);
+                assert!(reason.contains("not in the registry"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        match schemas.show(&lookup, &framed(1, &[6, 0])) {
+            Shown::Undecoded { reason, .. } => assert!(reason.contains("left over"), "{reason}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
