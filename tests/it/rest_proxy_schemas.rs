@@ -293,3 +293,43 @@ async fn confluents_avro_deserializer_reads_what_the_rest_proxy_produced() {
     assert_eq!(read["ids"], json!([id, id, id]), "{read}");
     r.stop().await;
 }
+
+/// The registry's read routes under `/registry` on the REST listener take its basic auth.
+#[tokio::test]
+async fn registry_routes_on_the_rest_listener_take_its_basic_auth() {
+    let dir = common::tempdir();
+    let creds = dir.path().join("creds.properties");
+    std::fs::write(&creds, "alice: secret\n").unwrap();
+    let creds = creds.display().to_string();
+    let r = RegistryWorker::start(
+        dir.path(),
+        &[
+            (
+                "rest.extension.classes",
+                "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+            ),
+            ("rest.basic.auth.credentials.file", &creds),
+        ],
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/registry/subjects", r.api.base());
+    let anonymous = common::wait_for("the REST listener to answer", common::DEADLINE, || async {
+        http.get(&url)
+            .send()
+            .await
+            .ok()
+            .map(|a| a.status().as_u16())
+    })
+    .await;
+    assert_eq!(anonymous, 401);
+    let answer = http
+        .get(&url)
+        .basic_auth("alice", Some("secret"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    assert_eq!(answer.json::<Json>().await.unwrap(), json!([]));
+    r.stop().await;
+}
