@@ -11,7 +11,8 @@ use serde_json::{json, Value as Json};
 use warp::http::{HeaderMap, Method};
 
 use super::{only, parse_body, query_flag, ApiState, Reply, Request};
-use crate::converters::registry::kinds::{self, ParsedSchema, Referenced, SCHEMA_TYPES};
+use crate::converters::registry::kinds::{self, ParsedSchema, SCHEMA_TYPES};
+use crate::converters::registry::local::{parse_schema, MAX_REFERENCE_DEPTH};
 use crate::converters::registry::Level;
 use crate::storage::registry::{
     CompatibilityCheck, Registration, RegistryError, SchemaReference, Setting, StoredSchema,
@@ -24,9 +25,6 @@ pub(crate) const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
 
 /// The modes.
 const MODES: &[&str] = &["READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT"];
-
-/// How deep references may nest.
-const MAX_REFERENCE_DEPTH: usize = 32;
 
 impl From<RegistryError> for Reply {
     fn from(e: RegistryError) -> Reply {
@@ -370,42 +368,6 @@ async fn fetch_references(
     Ok(fetched)
 }
 
-/// Parses a schema after the schemas it references (found through `resolve`), so the names they define
-/// are known.
-fn parse_schema(
-    schema_type: &str,
-    text: &str,
-    refs: &[SchemaReference],
-    resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
-    depth: usize,
-) -> std::result::Result<ParsedSchema, String> {
-    if depth > MAX_REFERENCE_DEPTH {
-        return Err("references nest too deep".into());
-    }
-    let mut known = Vec::with_capacity(refs.len());
-    for r in refs {
-        let stored = resolve(&r.subject, r.version).ok_or_else(|| {
-            format!(
-                "reference '{}' names subject '{}' version {}, which does not exist",
-                r.name, r.subject, r.version
-            )
-        })?;
-        let parsed = parse_schema(
-            &stored.schema_type,
-            &stored.schema,
-            &stored.references,
-            resolve,
-            depth + 1,
-        )?;
-        known.push(Referenced {
-            name: r.name.clone(),
-            text: stored.schema,
-            parsed,
-        });
-    }
-    ParsedSchema::parse(schema_type, text, &known)
-}
-
 /// Parses stored versions of the new schema's type; one that no longer parses (it cannot be, it was
 /// checked) is left out.
 fn parse_versions(
@@ -430,7 +392,7 @@ fn parse_versions(
 
 /// The check run inside the registering transaction: the new schema against the subject's versions at the
 /// level in force.
-fn compatibility_check(subject: String, parsed: ParsedSchema) -> CompatibilityCheck {
+pub(crate) fn compatibility_check(subject: String, parsed: ParsedSchema) -> CompatibilityCheck {
     Box::new(move |level, live, resolve| {
         let level = Level::parse(level).unwrap_or(Level::Backward);
         let previous = parse_versions(parsed.schema_type(), live, resolve);

@@ -39,6 +39,7 @@ mod plugins;
 mod plugins_ext;
 mod rest_api;
 mod rest_polish;
+mod rest_proxy_schemas;
 mod schema_registry;
 mod schema_registry_avro;
 mod security;

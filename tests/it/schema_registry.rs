@@ -20,7 +20,7 @@ pub(crate) struct RegistryWorker {
     pub(crate) registry: String,
     /// The Kafka listener's `host:port`, when started with one.
     #[cfg_attr(not(feature = "kafka-listener"), allow(dead_code))]
-    bootstrap: Option<String>,
+    pub(crate) bootstrap: Option<String>,
     /// The worker's REST API.
     pub(crate) api: Client,
     http: reqwest::Client,
@@ -746,7 +746,7 @@ async fn schema_registry_serves_confluents_python_client_and_its_avro_serdes() {
 
 /// Runs one of the Python client scripts with `args` and parses the JSON line it prints last.
 #[cfg(feature = "kafka-listener")]
-async fn python(script: &str, args: &[&str]) -> Json {
+pub(crate) async fn python(script: &str, args: &[&str]) -> Json {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("target/test-deps/venv/bin/python");
     assert!(
