@@ -19,6 +19,7 @@ pub(crate) mod spooldir;
 pub(crate) mod verifiable;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -281,6 +282,31 @@ macro_rules! plugin_identity {
 }
 pub(crate) use plugin_identity;
 
+/// What a running connector instance tells the worker.
+#[derive(Clone, Debug)]
+pub enum ConnectorEvent {
+    /// Compute the task configs again and replace the tasks when they changed (Kafka's
+    /// `ConnectorContext.requestTaskReconfiguration`).
+    Reconfigure,
+    /// The instance failed (Kafka's `ConnectorContext.raiseError`): the connector is FAILED with this
+    /// trace.
+    Failed(String),
+}
+
+/// Where a running connector instance sends its [`ConnectorEvent`]s; callable from any thread.
+pub type ConnectorEvents = Arc<dyn Fn(ConnectorEvent) + Send + Sync>;
+
+/// A connector instance that keeps running while its connector runs (Kafka's `Connector` between
+/// `start` and `stop`): it answers the task configs, and may send [`ConnectorEvent`]s. Dropping it stops
+/// it (without waiting for it).
+pub trait ConnectorInstance: Send + Sync {
+    /// At most `max_tasks` task configs, from the running instance.
+    ///
+    /// # Errors
+    /// Why the instance could not answer.
+    fn task_configs(&self, max_tasks: usize) -> Result<Vec<Props>, TaskError>;
+}
+
 /// A connector plugin: the factory for its tasks and the owner of its config definition.
 pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     /// Fully qualified class name, as Kafka names it.
@@ -321,6 +347,20 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     fn task_class(&self) -> &'static str;
     /// Generates at most `max_tasks` task configs from the connector config.
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError>;
+    /// Starts an instance of the connector `name` that runs until it is dropped, when the plugin keeps
+    /// one (plugin programs that speak protocol 1.1); `None`, the default, when its task configs are
+    /// computed from the config alone. Blocks: call it off the async executor's threads.
+    ///
+    /// # Errors
+    /// Why the instance could not start (the connector fails).
+    fn start_instance(
+        &self,
+        _name: &str,
+        _config: &Props,
+        _events: ConnectorEvents,
+    ) -> Result<Option<Box<dyn ConnectorInstance>>, TaskError> {
+        Ok(None)
+    }
     /// A new source task (source connectors).
     fn source_task(&self) -> Option<Box<dyn SourceTask>> {
         None

@@ -8,12 +8,16 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
+use super::instance::ExternalInstance;
 use super::process::{PluginProcess, ProgramSpec};
 use super::program::ProgramClass;
 use super::version::{self, VersionRange};
 use crate::config::def::ConfigDef;
 use crate::config::keys::CONNECTOR_PLUGIN_VERSION;
-use crate::connectors::{ConnectorPlugin, ConnectorType, Props, SinkTask, SourceTask, TaskError};
+use crate::connectors::{
+    ConnectorEvents, ConnectorInstance, ConnectorPlugin, ConnectorType, Props, SinkTask,
+    SourceTask, TaskError,
+};
 
 /// The installed versions of one class, oldest first.
 pub type Versions = Arc<Vec<Arc<ProgramClass>>>;
@@ -176,35 +180,19 @@ impl ConnectorPlugin for ExternalConnector {
             &json!({"type": "task_configs", "config": config, "max_tasks": max_tasks}),
             "task_configs",
         )?;
-        let tasks = answer
-            .get("tasks")
-            .and_then(Json::as_array)
-            .ok_or_else(|| {
-                TaskError::fatal("The plugin's task_configs answer has no tasks array")
-            })?;
-        tasks
-            .iter()
-            .map(|t| match t {
-                Json::Object(m) => {
-                    let mut task: Props = m
-                        .iter()
-                        .map(|(k, v)| {
-                            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                            (k.clone(), v)
-                        })
-                        .collect();
-                    // The version chosen, which the task runs too.
-                    task.insert(
-                        CONNECTOR_PLUGIN_VERSION.to_owned(),
-                        program.version.to_owned(),
-                    );
-                    Ok(task)
-                }
-                _ => Err(TaskError::fatal(
-                    "The plugin's task_configs answer holds a task config that is not an object",
-                )),
-            })
-            .collect()
+        tasks_of(&answer, program.version)
+    }
+
+    fn start_instance(
+        &self,
+        name: &str,
+        config: &Props,
+        events: ConnectorEvents,
+    ) -> Result<Option<Box<dyn ConnectorInstance>>, TaskError> {
+        let wanted = config.get(CONNECTOR_PLUGIN_VERSION).map(String::as_str);
+        let program = pick(&self.versions, wanted).map_err(TaskError::Fatal)?;
+        let instance = ExternalInstance::start(program.clone(), name, config, events)?;
+        Ok(instance.map(|i| Box::new(i) as Box<dyn ConnectorInstance>))
     }
 
     fn source_task(&self) -> Option<Box<dyn SourceTask>> {
@@ -220,4 +208,35 @@ impl ConnectorPlugin for ExternalConnector {
             Box::new(super::sink::ExternalSinkTask::new(self.versions.clone())) as Box<dyn SinkTask>
         })
     }
+}
+
+/// The task configs of a `task_configs` answer, each with the version of the program that made it
+/// (which its task runs too).
+///
+/// # Errors
+/// Fatal when the answer is not an array of objects.
+pub(super) fn tasks_of(answer: &Json, version: &str) -> Result<Vec<Props>, TaskError> {
+    let tasks = answer
+        .get("tasks")
+        .and_then(Json::as_array)
+        .ok_or_else(|| TaskError::fatal("The plugin's task_configs answer has no tasks array"))?;
+    tasks
+        .iter()
+        .map(|t| match t {
+            Json::Object(m) => {
+                let mut task: Props = m
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        (k.clone(), v)
+                    })
+                    .collect();
+                task.insert(CONNECTOR_PLUGIN_VERSION.to_owned(), version.to_owned());
+                Ok(task)
+            }
+            _ => Err(TaskError::fatal(
+                "The plugin's task_configs answer holds a task config that is not an object",
+            )),
+        })
+        .collect()
 }

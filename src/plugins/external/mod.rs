@@ -6,6 +6,7 @@
 
 mod connector;
 mod data;
+mod instance;
 pub mod manifest;
 pub mod process;
 mod program;
