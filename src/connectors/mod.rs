@@ -289,8 +289,8 @@ pub enum ConnectorEvent {
     /// `ConnectorContext.requestTaskReconfiguration`).
     Reconfigure,
     /// The instance failed (Kafka's `ConnectorContext.raiseError`): the connector is FAILED with this
-    /// trace.
-    Failed(String),
+    /// error as its trace.
+    Failed(TaskError),
 }
 
 /// Where a running connector instance sends its [`ConnectorEvent`]s; callable from any thread.

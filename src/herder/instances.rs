@@ -109,7 +109,8 @@ impl Herder {
         }
         match event {
             ConnectorEvent::Reconfigure => self.reconfigure_tasks(name).await,
-            ConnectorEvent::Failed(trace) => {
+            ConnectorEvent::Failed(error) => {
+                let trace = crate::worker::trace_of("Connector", &error);
                 tracing::error!(connector = %name, "The connector failed: {trace}");
                 self.stop_instance(name);
                 self.statuses

@@ -93,10 +93,7 @@ fn serve(
             },
             Ok(None) => {}
             Err(e) => {
-                events(ConnectorEvent::Failed(crate::worker::trace_of(
-                    "Connector",
-                    &e,
-                )));
+                events(ConnectorEvent::Failed(e.clone()));
                 // Answer what is asked with the failure until told to stop.
                 while let Ok(Command::TaskConfigs(_, reply)) = queue.recv() {
                     let _ = reply.send(Err(e.clone()));

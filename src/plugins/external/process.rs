@@ -258,11 +258,13 @@ impl PluginProcess {
             match self.lines.recv_timeout(wait) {
                 Ok(Incoming::Wake) => continue,
                 Ok(incoming) => break self.line_of(incoming)?,
-                Err(RecvTimeoutError::Timeout) => return Err(self.fatal(format!(
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(self.fatal(format!(
                     "The plugin program did not answer {} within {} ms (plugin.request.timeout.ms)",
                     request.get("type").unwrap_or(&Json::Null),
                     self.timeout.as_millis()
-                ))),
+                )))
+                }
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(self.fatal("The plugin program has stopped".into()))
                 }
