@@ -134,6 +134,9 @@ pub trait SourceTask: Send {
     fn log_full(&mut self, _full: bool) {}
     /// Releases resources; called once, after the last poll.
     fn stop(&mut self) {}
+    /// Told, before `start`, which task this is: Kafka's task id, `<connector>-<task number>` (for its
+    /// logs).
+    fn identify(&mut self, _id: &str) {}
 }
 
 /// Where a sink task sends a record it could not write for a reason that lies in the record itself (a
@@ -260,6 +263,19 @@ pub trait SinkTask: Send {
     fn flush(&mut self) -> Result<(), TaskError>;
     /// Releases resources.
     fn stop(&mut self) {}
+    /// Told, before `start`, which task this is: Kafka's task id, `<connector>-<task number>` (for its
+    /// logs).
+    fn identify(&mut self, _id: &str) {}
+    /// Kafka's `SinkTask.open`: the partitions assigned to the task. Called once right after `start`
+    /// with the first assignment (empty when its topics do not exist yet), then with the partitions
+    /// added to it (a topic created or grown later); partitions are never taken away from a running
+    /// task.
+    ///
+    /// # Errors
+    /// The task fails with it.
+    fn open(&mut self, _partitions: &[TopicPartition]) -> Result<(), TaskError> {
+        Ok(())
+    }
 }
 
 /// The identity methods of a [`ConnectorPlugin`] impl: `class`, `connector_type` (`Source` or

@@ -245,6 +245,11 @@ class SinkTask:
     def start(self, config, context):
         pass
 
+    def open(self, partitions):
+        """The partitions assigned to the task, a list of (topic, partition): called right after
+        ``start`` with the first assignment (maybe empty), then with each partition added later (a
+        topic created or grown). Partitions are never taken away from a running task."""
+
     def put(self, records):
         pass
 
@@ -421,6 +426,10 @@ def _record_in(j):
     return r
 
 
+def _partitions(msg):
+    return [(p.get("topic"), p.get("partition")) for p in msg.get("partitions", [])]
+
+
 def _serve_sink(channel, task):
     while True:
         msg = channel.read()
@@ -431,7 +440,12 @@ def _serve_sink(channel, task):
         try:
             if kind == "start":
                 task.start(msg.get("config", {}), None)
+                if "partitions" in msg:
+                    task.open(_partitions(msg))
                 answer = {"type": "started"}
+            elif kind == "open":
+                task.open(_partitions(msg))
+                answer = {"type": "opened"}
             elif kind == "put":
                 task.put([_record_in(r) for r in msg.get("records", [])])
                 answer = {"type": "put"}

@@ -398,6 +398,15 @@ pub type TopicOffset = (String, i32, i64);
 pub trait SinkTask {
     /// Starts with the task config.
     fn start(&mut self, config: &Config) -> Result<()>;
+    /// The partitions assigned to the task, `(topic, partition)`: called right after `start` with the
+    /// first assignment (maybe empty), then with each partition added later (a topic created or
+    /// grown). Partitions are never taken away from a running task.
+    ///
+    /// # Errors
+    /// The task fails with it.
+    fn open(&mut self, _partitions: &[(String, i32)]) -> Result<()> {
+        Ok(())
+    }
     /// Takes records; returns the offsets already durable (may be empty).
     fn put(&mut self, records: Vec<Record>) -> Result<Vec<TopicOffset>>;
     /// Makes everything put durable; returns the offsets that are.
@@ -500,6 +509,20 @@ fn offsets_of(v: &Value) -> Vec<TopicOffset> {
                 i32::try_from(o["partition"].as_i64()?).ok()?,
                 o["offset"].as_i64()?,
             ))
+        })
+        .collect()
+}
+
+fn partitions_of(v: &Value) -> Vec<(String, i32)> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let partition = p["partition"].as_i64().unwrap_or(0);
+            (
+                p["topic"].as_str().unwrap_or_default().to_owned(),
+                i32::try_from(partition).unwrap_or(0),
+            )
         })
         .collect()
 }
@@ -720,7 +743,14 @@ fn serve_sink(ch: &mut Channel, task: &mut dyn SinkTask) -> Result<()> {
     let result = serve_loop(ch, |_, msg| match msg["type"].as_str() {
         Some("start") => {
             task.start(&config_of(&msg["config"]))?;
+            if msg.get("partitions").is_some() {
+                task.open(&partitions_of(&msg["partitions"]))?;
+            }
             Ok(Some(json!({"type": "started"})))
+        }
+        Some("open") => {
+            task.open(&partitions_of(&msg["partitions"]))?;
+            Ok(Some(json!({"type": "opened"})))
         }
         Some("put") => {
             let records = msg["records"]
@@ -908,6 +938,41 @@ mod tests {
         assert_eq!(out[2], json!({"type": "started"}));
         assert_eq!(out[3]["tasks"], json!([{"device": "0"}, {"device": "1"}]));
         assert_eq!(out.len(), 4);
+    }
+
+    /// Records the partitions it is told of.
+    struct Opened(Arc<Mutex<Vec<(String, i32)>>>);
+    impl SinkTask for Opened {
+        fn start(&mut self, _: &Config) -> Result<()> {
+            Ok(())
+        }
+        fn open(&mut self, partitions: &[(String, i32)]) -> Result<()> {
+            self.0.lock().unwrap().extend_from_slice(partitions);
+            Ok(())
+        }
+        fn put(&mut self, _: Vec<Record>) -> Result<Vec<TopicOffset>> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_sink_task_is_told_its_partitions() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let task = seen.clone();
+        let out = exchange(
+            Plugin::new().sink_task(move || Box::new(Opened(task.clone()))),
+            &[
+                json!({"type": "hello", "protocol": [1], "minor": 1, "role": "sink_task"}),
+                json!({"type": "start", "config": {}, "partitions": [{"topic": "t", "partition": 0}]}),
+                json!({"type": "open", "partitions": [{"topic": "u", "partition": 2}]}),
+            ],
+        );
+        assert_eq!(out[1], json!({"type": "started"}));
+        assert_eq!(out[2], json!({"type": "opened"}));
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [("t".to_string(), 0), ("u".to_string(), 2)]
+        );
     }
 
     struct Even;

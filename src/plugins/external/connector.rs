@@ -56,7 +56,8 @@ pub fn pick<'a>(
 }
 
 /// Starts the process of a task in `role`, of the version its config names (the one the connector's
-/// task configs were made by); returns it with how long it gets to stop.
+/// task configs were made by); returns it with how long it gets to stop. Its stderr lines are logged
+/// under `id` (the task id, `connector-3`), else the connector's name.
 ///
 /// # Errors
 /// As [`PluginProcess::start`], or the version is no longer installed.
@@ -64,10 +65,11 @@ pub(super) fn task_process(
     versions: &Versions,
     config: &Props,
     role: &str,
+    id: Option<&str>,
 ) -> Result<(PluginProcess, std::time::Duration), TaskError> {
     let wanted = config.get(CONNECTOR_PLUGIN_VERSION).map(String::as_str);
     let program = pick(versions, wanted).map_err(TaskError::Fatal)?;
-    let name = config.get("name").map_or(program.class, String::as_str);
+    let name = id.unwrap_or_else(|| config.get("name").map_or(program.class, String::as_str));
     let process = PluginProcess::start(&program.spec, name, program.class, role)?;
     Ok((process, program.spec.grace))
 }

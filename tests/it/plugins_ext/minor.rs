@@ -111,5 +111,68 @@ async fn a_running_plugin_connector_asks_for_a_reconfiguration_and_its_tasks_are
     .await;
     let log = bin.log.lock().unwrap().join("\n");
     assert!(log.contains("the devices changed: a,b,c"), "{log}");
+    // Each task's stderr lines carry its task id; the connector's carry its name.
+    for line in [
+        "[disc-0] reading device a",
+        "[disc-1] reading device b",
+        "[disc-2] reading device c",
+    ] {
+        assert!(log.contains(line), "no {line:?} in:\n{log}");
+    }
+    assert!(
+        log.contains("[disc (test.DiscoveringSourceConnector)] watching"),
+        "{log}"
+    );
+    bin.terminate();
+}
+
+/// Appends one record to `topic` through the REST produce endpoint (the topic is created).
+async fn produce_one(bin: &Binary, topic: &str) {
+    let answer = reqwest::Client::new()
+        .post(format!("{}/topics/{topic}", bin.url))
+        .header("Content-Type", "application/vnd.kafka.json.v2+json")
+        .body(json!({"records": [{"value": {"n": 1}}]}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200, "{:?}", answer.text().await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_sink_task_is_started_with_its_partitions_and_told_of_new_ones() {
+    let dir = tempdir();
+    let file = dir.path().join("partitions.txt");
+    let bin = start(dir.path(), &[&discovering()], "");
+    let api = bin.healthy_api().await;
+    for topic in ["p1", "p2", "p3"] {
+        produce_one(&bin, topic).await;
+    }
+    let config = json!({"connector.class": "test.PartitionsSinkConnector", "tasks.max": "2",
+        "topics": "p1,p2,p3,p4", "partitions.file": file.display().to_string()});
+    create_through(&api, json!({"name": "parts", "config": config})).await;
+    // Shared round-robin over p1-0, p2-0, p3-0: task 0 has the first and the third.
+    let sorted = || {
+        let mut got = lines(&file);
+        got.sort();
+        got
+    };
+    wait_for("both tasks' first assignment", DEADLINE, || async {
+        (sorted() == ["p1-0 p3-0", "p2-0"]).then_some(())
+    })
+    .await;
+    // A topic created later is opened on the task it falls to (the fourth partition: task 1).
+    produce_one(&bin, "p4").await;
+    wait_for("p4-0 opened", DEADLINE, || async {
+        (sorted() == ["p1-0 p3-0", "p2-0", "p4-0"]).then_some(())
+    })
+    .await;
+    let log = bin.log.lock().unwrap().join("\n");
+    for line in [
+        "[parts-0] opened p1-0 p3-0",
+        "[parts-1] opened p2-0",
+        "[parts-1] opened p4-0",
+    ] {
+        assert!(log.contains(line), "no {line:?} in:\n{log}");
+    }
     bin.terminate();
 }

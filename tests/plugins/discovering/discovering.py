@@ -5,7 +5,7 @@ asks for a reconfiguration whenever the list changes; one task a device. Its tas
 what the running connector has discovered: a connector process that was not started has none.
 
 `sink`: a sink whose tasks append each assignment they are given (the start's, then each `open`) to
-`partitions.file` as one line: `<task's name> <topic>-<partition> ...`."""
+`partitions.file` as one line, `<topic>-<partition> ...`, and log it."""
 
 import os
 import sys
@@ -62,18 +62,23 @@ class DeviceTask(SourceTask):
         return []
 
 
+class PartitionsSinkConnector(SinkConnector):
+    def task_configs(self, config, max_tasks):
+        return [dict(config) for _ in range(max_tasks)]
+
+
 class PartitionsSinkTask(SinkTask):
     def start(self, config, context):
         self.file = config["partitions.file"]
-        self.name = config["name"]
 
     def open(self, partitions):
         line = " ".join("%s-%d" % tp for tp in partitions)
+        log("opened", line)
         with open(self.file, "a") as f:
-            f.write("%s %s\n" % (self.name, line))
+            f.write("%s\n" % line)
 
 
 if sys.argv[1:] == ["source"]:
     run(DiscoveringSourceConnector, source_task=DeviceTask)
 else:
-    run(SinkConnector, sink_task=PartitionsSinkTask)
+    run(PartitionsSinkConnector, sink_task=PartitionsSinkTask)
