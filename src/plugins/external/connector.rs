@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 use super::instance::ExternalInstance;
 use super::process::{PluginProcess, ProgramSpec};
 use super::program::ProgramClass;
-use super::version::{self, VersionRange};
+use super::version;
 use crate::config::def::ConfigDef;
 use crate::config::keys::CONNECTOR_PLUGIN_VERSION;
 use crate::connectors::{
@@ -31,28 +31,24 @@ pub fn pick<'a>(
     versions: &'a Versions,
     wanted: Option<&str>,
 ) -> Result<&'a Arc<ProgramClass>, String> {
-    let newest = versions.last().ok_or("no version is installed")?;
-    let Some(range) = VersionRange::parse(wanted.unwrap_or_default()).map_err(|e| {
-        format!(
-            "Invalid value {} for configuration {CONNECTOR_PLUGIN_VERSION}: {e}",
-            wanted.unwrap_or_default()
-        )
-    })?
-    else {
-        return Ok(newest);
-    };
+    pick_for(versions, CONNECTOR_PLUGIN_VERSION, wanted)
+}
+
+/// The version of `versions` that `wanted`, the value of `key`, picks (see [`version::pick_index`]).
+///
+/// # Errors
+/// Kafka's message for a range that matches none, or for one it cannot read.
+pub fn pick_for<'a>(
+    versions: &'a Versions,
+    key: &str,
+    wanted: Option<&str>,
+) -> Result<&'a Arc<ProgramClass>, String> {
+    let available: Vec<&str> = versions.iter().map(|v| v.version).collect();
+    let class = versions.last().map_or("", |v| v.class);
+    let i = version::pick_index(class, key, &available, wanted)?;
     versions
-        .iter()
-        .rev()
-        .find(|v| range.contains(v.version))
-        .ok_or_else(|| {
-            let available: Vec<&str> = versions.iter().map(|v| v.version).collect();
-            format!(
-                "Plugin {} not found that matches the version range {range}, available versions: [{}]",
-                newest.class,
-                available.join(", ")
-            )
-        })
+        .get(i)
+        .ok_or_else(|| "no version is installed".to_owned())
 }
 
 /// Starts the process of a task in `role`, of the version its config names (the one the connector's

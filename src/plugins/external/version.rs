@@ -32,6 +32,39 @@ pub fn compare(a: &str, b: &str) -> Ordering {
     parts(a.trim()).cmp(&parts(b.trim()))
 }
 
+/// Which of `available` (oldest first) the range `wanted`, given as the value of `key`, picks: the newest
+/// in the range; the newest of all without one (or with `latest`). `class` names the plugin in Kafka's
+/// messages.
+///
+/// # Errors
+/// Kafka's message for a range that matches none, or for one it cannot read.
+pub fn pick_index(
+    class: &str,
+    key: &str,
+    available: &[&str],
+    wanted: Option<&str>,
+) -> Result<usize, String> {
+    let newest = available
+        .len()
+        .checked_sub(1)
+        .ok_or("no version is installed")?;
+    let given = wanted.unwrap_or_default();
+    let Some(range) = VersionRange::parse(given)
+        .map_err(|e| format!("Invalid value {given} for configuration {key}: {e}"))?
+    else {
+        return Ok(newest);
+    };
+    (0..available.len())
+        .rev()
+        .find(|i| range.contains(available[*i]))
+        .ok_or_else(|| {
+            format!(
+                "Plugin {class} not found that matches the version range {range}, available versions: [{}]",
+                available.join(", ")
+            )
+        })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Bound {
     version: String,
