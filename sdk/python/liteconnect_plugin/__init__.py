@@ -1,6 +1,6 @@
 """Write liteconnect plugins in Python: connectors that run as separate programs on ``plugin.path``.
 
-Standard library only. The module speaks the plugin protocol (docs/plugins/protocol.md, version 1):
+Standard library only. The module speaks the plugin protocol (docs/plugins/protocol.md, version 1.1):
 newline-delimited JSON on stdin and stdout. Write logs to stderr (``log``); never print to stdout.
 
 A source plugin::
