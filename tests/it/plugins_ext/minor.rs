@@ -126,6 +126,55 @@ async fn a_running_plugin_connector_asks_for_a_reconfiguration_and_its_tasks_are
     bin.terminate();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_plugin_connector_whose_process_dies_fails_and_a_restart_starts_it_again() {
+    let dir = tempdir();
+    let devices = dir.path().join("devices.txt");
+    std::fs::write(&devices, "a\n").unwrap();
+    let bin = start(dir.path(), &[&discovering()], "");
+    let api = bin.healthy_api().await;
+    let config = json!({"connector.class": "test.DiscoveringSourceConnector", "topic": "t",
+        "tasks.max": "2", "devices.file": devices.display().to_string()});
+    create_through(&api, json!({"name": "disc", "config": config})).await;
+    wait_for("the task running", DEADLINE, || async {
+        (task_states(&api, "disc").await == ["RUNNING"]).then_some(())
+    })
+    .await;
+    std::fs::write(&devices, "a\nexit\n").unwrap();
+    let trace = wait_for("the connector to fail", DEADLINE, || async {
+        let status = status_of(&api, "disc").await;
+        (status["connector"]["state"] == "FAILED").then(|| {
+            status["connector"]["trace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+    })
+    .await;
+    assert!(trace.contains("The plugin program exited"), "{trace}");
+    assert!(
+        trace.contains("told to exit"),
+        "its stderr's last lines: {trace}"
+    );
+    // Its task goes on, as a Kafka task does when its connector fails.
+    assert_eq!(task_states(&api, "disc").await, ["RUNNING"]);
+    std::fs::write(&devices, "a\n").unwrap();
+    let (status, body) = api.post_empty("/connectors/disc/restart").await.unwrap();
+    assert!(status == 204 || status == 202, "{status} {body}");
+    wait_for("the connector running again", DEADLINE, || async {
+        (status_of(&api, "disc").await["connector"]["state"] == "RUNNING").then_some(())
+    })
+    .await;
+    std::fs::write(&devices, "a\nb\n").unwrap();
+    wait_for(
+        "the restarted connector reconfiguring",
+        DEADLINE,
+        || async { (task_devices(&api, "disc").await == ["a", "b"]).then_some(()) },
+    )
+    .await;
+    bin.terminate();
+}
+
 /// Appends one record to `topic` through the REST produce endpoint (the topic is created).
 async fn produce_one(bin: &Binary, topic: &str) {
     let answer = reqwest::Client::new()

@@ -1,7 +1,8 @@
 """Test plugins of the protocol's 1.1 additions.
 
 `source`: a connector that discovers devices, one a line of the file `devices.file`, while it runs, and
-asks for a reconfiguration whenever the list changes; one task a device. Its task configs come from
+asks for a reconfiguration whenever the list changes; one task a device. A line `exit` makes the
+connector's process exit. Its task configs come from
 what the running connector has discovered: a connector process that was not started has none.
 
 `sink`: a sink whose tasks append each assignment they are given (the start's, then each `open`) to
@@ -41,6 +42,9 @@ class DiscoveringSourceConnector(SourceConnector):
     def watch(self):
         while not self.stopping.wait(0.05):
             now = read_lines(self.path)
+            if "exit" in now:
+                log("told to exit")
+                os._exit(3)
             if now != self.devices:
                 self.devices = now
                 log("the devices changed:", ",".join(now))
