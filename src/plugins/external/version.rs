@@ -192,6 +192,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_range_picks_the_newest_it_holds_and_names_the_key_and_the_versions_when_it_cannot() {
+        let available = ["1.0.0", "1.5.0", "2.0.0"];
+        let pick = |w| pick_index("C", "plugin.version", &available, w);
+        assert_eq!(pick(None), Ok(2));
+        assert_eq!(pick(Some("latest")), Ok(2));
+        assert_eq!(pick(Some("[1.0,2.0)")), Ok(1));
+        assert_eq!(pick(Some("1.0.0")), Ok(0));
+        assert_eq!(
+            pick(Some("[3.0,)")).unwrap_err(),
+            "Plugin C not found that matches the version range [3.0,), available versions: [1.0.0, 1.5.0, 2.0.0]"
+        );
+        assert!(pick(Some("[1.0"))
+            .unwrap_err()
+            .starts_with("Invalid value [1.0 for configuration plugin.version: "));
+        assert!(pick_index("C", "k", &[], None).is_err());
+    }
+
+    #[test]
     fn versions_order_as_maven_orders_them() {
         assert_eq!(compare("1.10.0", "1.9.3"), Ordering::Greater);
         assert_eq!(compare("1.0", "1.0.0"), Ordering::Equal);
