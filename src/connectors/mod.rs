@@ -276,6 +276,14 @@ pub trait SinkTask: Send {
     fn open(&mut self, _partitions: &[TopicPartition]) -> Result<(), TaskError> {
         Ok(())
     }
+    /// Asked while the task has nothing to put (its topics caught up), so a task whose resource died in
+    /// the meantime (a plugin program's process) fails then rather than at its next record.
+    ///
+    /// # Errors
+    /// The task fails with it.
+    fn check_idle(&mut self) -> Result<(), TaskError> {
+        Ok(())
+    }
 }
 
 /// The identity methods of a [`ConnectorPlugin`] impl: `class`, `connector_type` (`Source` or

@@ -363,6 +363,8 @@ fn put_loop(
             }
         }
         if delivered == 0 {
+            task.check_idle()
+                .map_err(|e| StageError::new(TaskStage::Put, e))?;
             return Ok(Step::Park(idle_wait(rt, *assigned_at)));
         }
     }

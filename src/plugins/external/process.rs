@@ -313,6 +313,20 @@ impl PluginProcess {
         }
     }
 
+    /// Fatal when the program has exited (it is not asked anything: a task with nothing to do calls this).
+    ///
+    /// # Errors
+    /// The exit, with the program's stderr tail.
+    pub fn check_running(&mut self) -> Result<(), TaskError> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Err(self.fatal(format!(
+                "The plugin program exited ({})",
+                describe_exit(status)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The last lines the program wrote to stderr, once all of it has been read: the program has been
     /// killed, and the lines it wrote just before may still be in the pipe (half a second at most).
     fn tail(&mut self) -> String {

@@ -143,6 +143,13 @@ impl SinkTask for ExternalSinkTask {
         }
     }
 
+    fn check_idle(&mut self) -> Result<(), TaskError> {
+        match self.process.as_mut() {
+            Some(p) => p.check_running(),
+            None => Ok(()),
+        }
+    }
+
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
         self.send_put(records).map(|_| ())
     }
