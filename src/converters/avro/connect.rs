@@ -631,11 +631,9 @@ pub fn is_union(schema: &Schema) -> bool {
 
 /// The field name of a union branch: its type's name, a named type's simple name.
 fn branch_name(node: &Node) -> String {
-    match node {
-        Node::Primitive(p) => (*p).to_string(),
-        Node::Array(_) => "array".into(),
-        Node::Map(_) => "map".into(),
-        Node::Union(_) => "union".into(),
-        Node::Named(full) => full.rsplit('.').next().unwrap_or(full).to_string(),
+    let name = super::json::branch_name(node);
+    match name.rsplit_once('.') {
+        Some((_, simple)) => simple.to_string(),
+        None => name,
     }
 }

@@ -13,9 +13,9 @@ use super::binary::{encode, Reader};
 use super::compat;
 use super::connect::{to_avro_with, to_connect, AvroOptions};
 use super::schema::{AvroSchema, Node};
-use crate::converters::registry::client::bounded_insert;
 use crate::converters::registry::client::config_error;
 use crate::converters::registry::client::FetchedSchema;
+use crate::converters::registry::client::{bounded_insert, cached};
 use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::project::project;
@@ -139,13 +139,7 @@ impl AvroConverter {
     /// `use.latest.version`: the subject's latest schema, which must read the record's own when
     /// `latest.compatibility.strict`, and whose Connect form must write the same bytes as it.
     fn latest(&self, subject: &str, own: &str) -> Result<Latest, DataError> {
-        let cached = self
-            .latest
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(subject)
-            .cloned();
-        let latest = match cached {
+        let latest = match cached(&self.latest, &subject.to_string()) {
             Some(l) => l,
             None => {
                 let (id, fetched) = self.registry.latest_version(subject)?;
@@ -183,13 +177,8 @@ impl AvroConverter {
     }
 
     fn schema_by_id(&self, id: u32) -> Result<ReadSchema, DataError> {
-        if let Some(s) = self
-            .schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            return Ok(s.clone());
+        if let Some(s) = cached(&self.schemas, &id) {
+            return Ok(s);
         }
         let fetched = self.registry.schema_by_id(id)?;
         if fetched.schema_type != "AVRO" {

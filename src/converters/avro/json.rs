@@ -34,8 +34,8 @@ pub fn from_json(schema: &AvroSchema, json: &Json) -> Result<Vec<u8>, DataError>
     Ok(out)
 }
 
-/// The name a union's branch is known by in the JSON encoding.
-fn branch_name(node: &Node) -> String {
+/// The name a union's branch is known by in the JSON encoding (a named type by its full name).
+pub(super) fn branch_name(node: &Node) -> String {
     match node {
         Node::Primitive(p) => (*p).to_string(),
         Node::Array(_) => "array".into(),

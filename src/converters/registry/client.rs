@@ -366,8 +366,8 @@ impl RegistryClient {
             schema_type.to_string(),
             text.to_string(),
         );
-        if let Some(id) = self.ids.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(*id);
+        if let Some(id) = cached(&self.ids, &key) {
+            return Ok(id);
         }
         let encoded =
             percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
@@ -391,13 +391,8 @@ impl RegistryClient {
     /// # Errors
     /// The registry's refusal or absence, or an answer without a schema.
     pub fn schema_by_id(&self, id: u32) -> Result<Arc<FetchedSchema>, DataError> {
-        if let Some(s) = self
-            .schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            return Ok(s.clone());
+        if let Some(s) = cached(&self.schemas, &id) {
+            return Ok(s);
         }
         let answer = self.request(reqwest::Method::GET, &format!("/schemas/ids/{id}"), None)?;
         let schema = answer["schema"].as_str().ok_or_else(|| {
@@ -500,6 +495,18 @@ impl RegistryClient {
         }
         Ok(())
     }
+}
+
+/// A cached value, cloned out of the cache.
+pub fn cached<K: std::hash::Hash + Eq, V: Clone>(
+    cache: &Mutex<HashMap<K, V>>,
+    key: &K,
+) -> Option<V> {
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(key)
+        .cloned()
 }
 
 /// Inserts into a cache of at most `bound` entries: a full cache is emptied first (it refills with what is
