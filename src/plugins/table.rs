@@ -18,7 +18,7 @@ use crate::connectors::spooldir::{
 use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::connectors::Props;
 use crate::converters::{
-    avro, bytes, defs, header, json, number, string, Converter, HeaderConverter, KAFKA_VERSION,
+    avro, bytes, defs, header, json, jsonschema, number, string, Converter, HeaderConverter, KAFKA_VERSION,
 };
 use crate::data::DataError;
 use crate::transforms::{
@@ -248,6 +248,17 @@ fn registry_converters() -> Vec<PluginDesc> {
             def: defs::avro,
             make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
                 Ok(Arc::new(avro::AvroConverter::from_config(c)?))
+            },
+        },
+    },
+    PluginDesc {
+        class: jsonschema::CLASS,
+        kind: PluginKind::Converter,
+        version: KAFKA_VERSION,
+        factory: Factory::Converter {
+            def: defs::json_schema,
+            make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
+                Ok(Arc::new(jsonschema::JsonSchemaConverter::from_config(c)?))
             },
         },
     }]
