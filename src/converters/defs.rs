@@ -160,7 +160,13 @@ pub fn avro() -> ConfigDef {
 /// Schema keys this converter reads (the ones it does not support accept their defaults alone).
 pub fn json_schema() -> ConfigDef {
     let key = |name: &str, default: &str, doc: &str| {
-        ConfigKey::new(name, ConfigType::Boolean, value(default), Importance::Medium, doc)
+        ConfigKey::new(
+            name,
+            ConfigType::Boolean,
+            value(default),
+            Importance::Medium,
+            doc,
+        )
     };
     avro()
         .define(key(

@@ -127,10 +127,10 @@ impl Diff<'_> {
         }
         for (i, w) in writers.iter().enumerate() {
             if !readers.iter().any(|r| self.quietly(*r, *w)) {
-                let kind = if is_sum(reader) && is_sum(writer) {
-                    "COMBINED_TYPE_SUBSCHEMAS_CHANGED"
-                } else {
+                let kind = if readers.len() < writers.len() {
                     "SUM_TYPE_NARROWED"
+                } else {
+                    "COMBINED_TYPE_SUBSCHEMAS_CHANGED"
                 };
                 self.fail(
                     kind,
@@ -180,7 +180,11 @@ impl Diff<'_> {
         if reader.get("uniqueItems") == Some(&Json::Bool(true))
             && writer.get("uniqueItems") != Some(&Json::Bool(true))
         {
-            self.fail("UNIQUE_ITEMS_ADDED", path, "the reader requires unique items".into());
+            self.fail(
+                "UNIQUE_ITEMS_ADDED",
+                path,
+                "the reader requires unique items".into(),
+            );
         }
         if let (Some(r), Some(w)) = (reader.get("items"), writer.get("items")) {
             if !r.is_array() && !w.is_array() {
@@ -188,10 +192,16 @@ impl Diff<'_> {
             }
         } else if let (Some(r), None) = (reader.get("items"), writer.get("items")) {
             if !accepts_all(r) {
-                self.fail("ITEMS_NARROWED", path, "the reader constrains the items".into());
+                self.fail(
+                    "ITEMS_NARROWED",
+                    path,
+                    "the reader constrains the items".into(),
+                );
             }
         }
-        self.object(reader, writer, path);
+        if types(writer.json).is_none_or(|t| t.contains(&"object")) {
+            self.object(reader, writer, path);
+        }
     }
 
     fn types(&mut self, reader: Node<'_>, writer: Node<'_>, path: &str) {
@@ -205,10 +215,15 @@ impl Diff<'_> {
                 format!("the writer allows any type, the reader {read:?}"),
             );
         };
-        for t in written {
-            let ok = read.contains(&t) || (t == "integer" && read.contains(&"number"));
+        let narrowed = read.iter().all(|t| written.contains(t));
+        for t in &written {
+            let ok = read.contains(t) || (*t == "integer" && read.contains(&"number"));
             if !ok {
-                let kind = if read.len() == 1 { "TYPE_CHANGED" } else { "TYPE_NARROWED" };
+                let kind = if narrowed {
+                    "TYPE_NARROWED"
+                } else {
+                    "TYPE_CHANGED"
+                };
                 self.fail(
                     kind,
                     path,
@@ -239,7 +254,11 @@ impl Diff<'_> {
         }
         if let Some(c) = reader.get("const") {
             if writer.get("const") != Some(c) {
-                self.fail("CONST_CHANGED", path, "the reader requires a constant".into());
+                self.fail(
+                    "CONST_CHANGED",
+                    path,
+                    "the reader requires a constant".into(),
+                );
             }
         }
     }
@@ -373,7 +392,11 @@ impl Diff<'_> {
         let list = |n: Node<'_>| -> Vec<String> {
             n.get("required")
                 .and_then(Json::as_array)
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(String::from))
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         let written = list(writer);

@@ -107,7 +107,10 @@ fn child(schema: Option<&SchemaRef>) -> Result<Json, DataError> {
 }
 
 /// A map: an object when its keys are strings, else an array of `key`/`value` objects.
-fn map(schema: &Schema, out: &mut Map<String, Json>) -> Result<(&'static str, Option<&'static str>), DataError> {
+fn map(
+    schema: &Schema,
+    out: &mut Map<String, Json>,
+) -> Result<(&'static str, Option<&'static str>), DataError> {
     let string_keys = schema
         .key_schema
         .as_ref()
@@ -157,7 +160,9 @@ impl<'a> FromJson<'a> {
     fn node(&mut self, node: Node<'a>, optional: bool) -> Result<SchemaRef, DataError> {
         self.depth += 1;
         if self.depth > 64 {
-            return Err(DataError::new("The JSON schema nests too deep (a recursive $ref?)"));
+            return Err(DataError::new(
+                "The JSON schema nests too deep (a recursive $ref?)",
+            ));
         }
         let out = self.resolved(node, optional);
         self.depth -= 1;
@@ -187,7 +192,11 @@ impl<'a> FromJson<'a> {
             [one] => *one,
             [] if node.get("properties").is_some() => "object",
             [] if node.get("items").is_some() => "array",
-            [] => return Err(DataError::new("A JSON schema without a type has no Connect type")),
+            [] => {
+                return Err(DataError::new(
+                    "A JSON schema without a type has no Connect type",
+                ))
+            }
             _ => {
                 return Err(DataError::new(format!(
                     "The JSON schema types {kinds:?} have no single Connect type"
@@ -233,7 +242,8 @@ impl<'a> FromJson<'a> {
             ("integer", _, Some(TIMESTAMP_NAME)) => named(SchemaType::Int64, TIMESTAMP_NAME),
             ("number", _, Some(DECIMAL_NAME)) => {
                 let mut s = named(SchemaType::Bytes, DECIMAL_NAME);
-                s.parameters.insert(DECIMAL_SCALE_PARAMETER.into(), "0".into());
+                s.parameters
+                    .insert(DECIMAL_SCALE_PARAMETER.into(), "0".into());
                 s
             }
             ("integer", Some("int8"), _) => Schema::new(SchemaType::Int8),
@@ -257,7 +267,9 @@ impl<'a> FromJson<'a> {
             ("object", Some("map"), _) => {
                 let mut s = Schema::new(SchemaType::Map);
                 s.key_schema = Some(Schema::string());
-                let values = node.get("additionalProperties").unwrap_or(&Json::Bool(true));
+                let values = node
+                    .get("additionalProperties")
+                    .unwrap_or(&Json::Bool(true));
                 s.value_schema = Some(self.node(node.child(values), false)?);
                 s
             }
@@ -313,4 +325,3 @@ impl<'a> FromJson<'a> {
         Ok(s)
     }
 }
-

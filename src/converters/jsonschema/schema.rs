@@ -109,8 +109,7 @@ impl JsonSchema {
     /// Invalid JSON, a keyword of the wrong shape, an unknown `$schema`, or a `$ref` that resolves
     /// to nothing.
     pub fn parse_with(text: &str, refs: &[(String, Arc<Json>)]) -> Result<Self, String> {
-        let root: Json =
-            serde_json::from_str(text).map_err(|e| format!("Invalid JSON: {e}"))?;
+        let root: Json = serde_json::from_str(text).map_err(|e| format!("Invalid JSON: {e}"))?;
         if let Some(meta) = root.get("$schema") {
             let meta = meta.as_str().ok_or("$schema must be a string")?;
             let bare = meta
@@ -172,7 +171,9 @@ impl JsonSchema {
                 .or_else(|| self.refs.get(base))
                 .map(Arc::as_ref)
                 .ok_or_else(|| {
-                    format!("$ref {target} names no reference of this schema and no local definition")
+                    format!(
+                        "$ref {target} names no reference of this schema and no local definition"
+                    )
                 })?
         };
         let json = if fragment.is_empty() || self.refs.contains_key(target) {
@@ -244,7 +245,9 @@ fn check_node(node: &Json, path: &str) -> Result<(), String> {
                 return bad(key, "a number above 0")
             }
             "maximum" | "minimum" if !value.is_number() => return bad(key, "a number"),
-            "exclusiveMaximum" | "exclusiveMinimum" if !value.is_number() && !value.is_boolean() => {
+            "exclusiveMaximum" | "exclusiveMinimum"
+                if !value.is_number() && !value.is_boolean() =>
+            {
                 return bad(key, "a number (or a boolean in draft 4)")
             }
             "uniqueItems" if !value.is_boolean() => return bad(key, "a boolean"),
@@ -254,9 +257,9 @@ fn check_node(node: &Json, path: &str) -> Result<(), String> {
             }
             k if ONE_SCHEMA.contains(&k) => check_node(value, &here)?,
             k if SCHEMA_MAPS.contains(&k) => {
-                let children = value.as_object().ok_or(format!(
-                    "{key} must be an object of schemas (at {path})"
-                ))?;
+                let children = value
+                    .as_object()
+                    .ok_or(format!("{key} must be an object of schemas (at {path})"))?;
                 for (name, child) in children {
                     check_node(child, &format!("{here}/{name}"))?;
                 }
@@ -293,7 +296,11 @@ fn check_type(value: &Json, path: &str) -> Result<(), String> {
     let names: Vec<&Json> = match value {
         Json::Array(items) if !items.is_empty() => items.iter().collect(),
         Json::String(_) => vec![value],
-        _ => return Err(format!("type must be a type name or an array of them (at {path})")),
+        _ => {
+            return Err(format!(
+                "type must be a type name or an array of them (at {path})"
+            ))
+        }
     };
     for name in names {
         match name.as_str() {
@@ -348,7 +355,10 @@ mod tests {
             ("{", "Invalid JSON"),
             ("42", "must be an object or a boolean"),
             (r#"{"type":"strin"}"#, "is not a JSON Schema type"),
-            (r#"{"properties":{"a":7}}"#, "must be an object or a boolean"),
+            (
+                r#"{"properties":{"a":7}}"#,
+                "must be an object or a boolean",
+            ),
             (r#"{"required":"a"}"#, "required must be"),
             (r#"{"maxLength":-1}"#, "maxLength must be"),
             (r#"{"oneOf":[]}"#, "oneOf must be"),

@@ -6,7 +6,9 @@
 
 use base64::Engine as _;
 
-use crate::converters::json::text::{is_integral_lexeme, parse_json, write_json, Json, ObjectBuilder};
+use crate::converters::json::text::{
+    is_integral_lexeme, parse_json, write_json, Json, ObjectBuilder,
+};
 use crate::data::logical::{self, LogicalKind};
 use crate::data::{DataError, Schema, SchemaRef, SchemaType, Struct, Value};
 
@@ -109,7 +111,9 @@ fn map_to_json(schema: &Schema, entries: &[(Value, Value)]) -> Result<Json, Data
     if key.schema_type == SchemaType::String && !key.optional && key.name.is_none() {
         let mut obj = ObjectBuilder::default();
         for (k, v) in entries {
-            let k = k.as_str().ok_or_else(|| DataError::new("Map keys must be strings"))?;
+            let k = k
+                .as_str()
+                .ok_or_else(|| DataError::new("Map keys must be strings"))?;
             obj.set(k.to_string(), to_json(val, v)?);
         }
         return Ok(obj.finish());
@@ -163,7 +167,12 @@ pub fn to_value(schema: &SchemaRef, json: &Json, ignore_unknown: bool) -> Result
             _ => Err(mismatch()),
         }
     };
-    let range = |e| DataError::new(format!("The number is out of the {} range: {e}", schema.schema_type));
+    let range = |e| {
+        DataError::new(format!(
+            "The number is out of the {} range: {e}",
+            schema.schema_type
+        ))
+    };
     Ok(match schema.schema_type {
         SchemaType::Int8 => Value::Int8(i8::try_from(int()?).map_err(range)?),
         SchemaType::Int16 => Value::Int16(i16::try_from(int()?).map_err(range)?),
@@ -210,7 +219,10 @@ fn map_to_value(
     let key = schema.key_schema.as_ref()?;
     let val = schema.value_schema.as_ref()?;
     let entry = |k: &Json, v: &Json| -> Result<(Value, Value), DataError> {
-        Ok((to_value(key, k, ignore_unknown)?, to_value(val, v, ignore_unknown)?))
+        Ok((
+            to_value(key, k, ignore_unknown)?,
+            to_value(val, v, ignore_unknown)?,
+        ))
     };
     Some(match json {
         Json::Object(entries) => entries
@@ -232,7 +244,11 @@ fn map_to_value(
     })
 }
 
-fn struct_to_value(schema: &SchemaRef, json: &Json, ignore_unknown: bool) -> Result<Value, DataError> {
+fn struct_to_value(
+    schema: &SchemaRef,
+    json: &Json,
+    ignore_unknown: bool,
+) -> Result<Value, DataError> {
     let Json::Object(entries) = json else {
         return Err(DataError::new(format!(
             "The JSON {} does not fit a struct",

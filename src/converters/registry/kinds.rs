@@ -105,8 +105,9 @@ impl ParsedSchema {
     #[allow(dead_code)]
     pub fn payload_to_json(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
         match self {
-            ParsedSchema::Json(_) => serde_json::from_slice(payload)
-                .map_err(|e| format!("The payload is not JSON: {e}")),
+            ParsedSchema::Json(_) => {
+                serde_json::from_slice(payload).map_err(|e| format!("The payload is not JSON: {e}"))
+            }
             other => Err(format!(
                 "Decoding {} payloads for display is not built yet",
                 other.schema_type()
