@@ -40,6 +40,7 @@ mod plugins_ext;
 mod rest_api;
 mod rest_polish;
 mod schema_registry;
+mod schema_registry_json;
 mod security;
 mod spooldir;
 mod task_cap;
