@@ -236,8 +236,8 @@ fn check_node(node: &Json, path: &str) -> Result<(), String> {
             "type" => check_type(value, &here)?,
             "required" if !is_string_list(value) => return bad(key, "an array of strings"),
             "enum" if !value.is_array() => return bad(key, "an array"),
-            "$ref" | "$id" | "id" | "title" | "description" | "pattern" | "format"
-                if !value.is_string() && !(key == "id" && value.is_object()) =>
+            "$ref" | "$id" | "title" | "description" | "pattern" | "format"
+                if !value.is_string() =>
             {
                 return bad(key, "a string")
             }
