@@ -42,20 +42,21 @@ fn round_trip(schema: &SchemaRef, value: &Value) -> (Json, SchemaRef, Value, Str
     (js, back, read, text)
 }
 
-#[test]
-fn every_connect_type_maps_to_json_schema_and_back_with_its_value() {
-    let string_map = with(SchemaType::Map, |m| {
-        m.key_schema = Some(Schema::string());
-        m.value_schema = Some(Schema::int32());
-    });
-    let int_map = with(SchemaType::Map, |m| {
-        m.key_schema = Some(Schema::int32());
-        m.value_schema = Some(Schema::optional_string());
-    });
+fn map_of(key: SchemaRef, value: SchemaRef) -> SchemaRef {
+    with(SchemaType::Map, |m| {
+        m.key_schema = Some(key);
+        m.value_schema = Some(value);
+    })
+}
+
+/// Every Connect type with a value, its JSON Schema and the value's JSON text.
+fn type_cases() -> Vec<(SchemaRef, Value, Json, &'static str)> {
+    let string_map = map_of(Schema::string(), Schema::int32());
+    let int_map = map_of(Schema::int32(), Schema::optional_string());
     let array = with(SchemaType::Array, |a| {
         a.value_schema = Some(Schema::int64())
     });
-    let cases: Vec<(SchemaRef, Value, Json, &str)> = vec![
+    vec![
         (
             Schema::int8(),
             Value::Int8(-7),
@@ -143,7 +144,12 @@ fn every_connect_type_maps_to_json_schema_and_back_with_its_value() {
             json!({"oneOf": [{"type": "null"}, {"type": "integer", "connect.type": "int32"}]}),
             "3",
         ),
-    ];
+    ]
+}
+
+#[test]
+fn every_connect_type_maps_to_json_schema_and_back_with_its_value() {
+    let cases = type_cases();
     for (schema, value, expected, text) in cases {
         let (js, back, read, written) = round_trip(&schema, &value);
         assert_eq!(js, expected, "{schema:?}");
@@ -336,138 +342,139 @@ fn ok(level: Level, old: &str, new: &str) -> Result<(), Vec<String>> {
     }
 }
 
+/// (old, new, backward compatible, forward compatible, what a refusal names).
+const EVOLUTIONS: &[(&str, &str, bool, bool, &str)] = &[
+    (
+        r#"{"type":"integer"}"#,
+        r#"{"type":"number"}"#,
+        true,
+        false,
+        "TYPE_CHANGED",
+    ),
+    (
+        r#"{"type":"string"}"#,
+        r#"{"type":"integer"}"#,
+        false,
+        false,
+        "TYPE_CHANGED",
+    ),
+    (
+        r#"{"type":"string"}"#,
+        r#"{"type":["string","null"]}"#,
+        true,
+        false,
+        "TYPE_NARROWED",
+    ),
+    (
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"additionalProperties":false}"#,
+        true,
+        false,
+        "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL",
+    ),
+    (
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}"#,
+        false,
+        true,
+        "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL",
+    ),
+    (
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"},"b":{}}}"#,
+        true,
+        true,
+        "",
+    ),
+    (
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#,
+        false,
+        true,
+        "REQUIRED_ATTRIBUTE_ADDED",
+    ),
+    (
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a"]}"#,
+        true,
+        true,
+        "",
+    ),
+    (
+        r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
+        false,
+        true,
+        "ADDITIONAL_PROPERTIES_REMOVED",
+    ),
+    (
+        r#"{"enum":["a","b"]}"#,
+        r#"{"enum":["a","b","c"]}"#,
+        true,
+        false,
+        "ENUM_ARRAY_NARROWED",
+    ),
+    (
+        r#"{"type":"string","maxLength":5}"#,
+        r#"{"type":"string","maxLength":10}"#,
+        true,
+        false,
+        "MAX_LENGTH_DECREASED",
+    ),
+    (
+        r#"{"type":"string"}"#,
+        r#"{"type":"string","minLength":2}"#,
+        false,
+        true,
+        "MIN_LENGTH_ADDED",
+    ),
+    (
+        r#"{"type":"array","items":{"type":"string"},"maxItems":3}"#,
+        r#"{"type":"array","items":{"type":"string"}}"#,
+        true,
+        false,
+        "MAX_ITEMS_ADDED",
+    ),
+    (
+        r#"{"type":"integer","minimum":0,"maximum":10}"#,
+        r#"{"type":"integer","minimum":-5,"maximum":20}"#,
+        true,
+        false,
+        "MINIMUM_INCREASED",
+    ),
+    (
+        r#"{"type":"array","items":{"type":"integer"}}"#,
+        r#"{"type":"array","items":{"type":"string"}}"#,
+        false,
+        false,
+        "TYPE_CHANGED",
+    ),
+    (
+        r#"{"oneOf":[{"type":"string"},{"type":"integer"}]}"#,
+        r#"{"oneOf":[{"type":"string"},{"type":"integer"},{"type":"boolean"}]}"#,
+        true,
+        false,
+        "SUM_TYPE_NARROWED",
+    ),
+    (
+        r#"{"type":"string"}"#,
+        r#"{"anyOf":[{"type":"string"},{"type":"null"}]}"#,
+        true,
+        false,
+        "SUM_TYPE_NARROWED",
+    ),
+    (
+        r#"{"allOf":[{"type":"object"}]}"#,
+        r#"{"allOf":[{"type":"object"},{"required":["a"]}]}"#,
+        false,
+        true,
+        "PRODUCT_TYPE_EXTENDED",
+    ),
+];
+
 #[test]
 fn evolutions_follow_confluents_rules_in_each_direction() {
-    // (old, new, backward compatible, forward compatible, what the refusal names)
-    let cases: &[(&str, &str, bool, bool, &str)] = &[
-        (
-            r#"{"type":"integer"}"#,
-            r#"{"type":"number"}"#,
-            true,
-            false,
-            "TYPE_CHANGED",
-        ),
-        (
-            r#"{"type":"string"}"#,
-            r#"{"type":"integer"}"#,
-            false,
-            false,
-            "TYPE_CHANGED",
-        ),
-        (
-            r#"{"type":"string"}"#,
-            r#"{"type":["string","null"]}"#,
-            true,
-            false,
-            "TYPE_NARROWED",
-        ),
-        (
-            r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
-            r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"additionalProperties":false}"#,
-            true,
-            false,
-            "PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL",
-        ),
-        (
-            r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
-            r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}}}"#,
-            false,
-            true,
-            "PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL",
-        ),
-        (
-            r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
-            r#"{"type":"object","properties":{"a":{"type":"string"},"b":{}}}"#,
-            true,
-            true,
-            "",
-        ),
-        (
-            r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
-            r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}"#,
-            false,
-            true,
-            "REQUIRED_ATTRIBUTE_ADDED",
-        ),
-        (
-            r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
-            r#"{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a"]}"#,
-            true,
-            true,
-            "",
-        ),
-        (
-            r#"{"type":"object","properties":{"a":{"type":"string"}}}"#,
-            r#"{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}"#,
-            false,
-            true,
-            "ADDITIONAL_PROPERTIES_REMOVED",
-        ),
-        (
-            r#"{"enum":["a","b"]}"#,
-            r#"{"enum":["a","b","c"]}"#,
-            true,
-            false,
-            "ENUM_ARRAY_NARROWED",
-        ),
-        (
-            r#"{"type":"string","maxLength":5}"#,
-            r#"{"type":"string","maxLength":10}"#,
-            true,
-            false,
-            "MAX_LENGTH_DECREASED",
-        ),
-        (
-            r#"{"type":"string"}"#,
-            r#"{"type":"string","minLength":2}"#,
-            false,
-            true,
-            "MIN_LENGTH_ADDED",
-        ),
-        (
-            r#"{"type":"array","items":{"type":"string"},"maxItems":3}"#,
-            r#"{"type":"array","items":{"type":"string"}}"#,
-            true,
-            false,
-            "MAX_ITEMS_ADDED",
-        ),
-        (
-            r#"{"type":"integer","minimum":0,"maximum":10}"#,
-            r#"{"type":"integer","minimum":-5,"maximum":20}"#,
-            true,
-            false,
-            "MINIMUM_INCREASED",
-        ),
-        (
-            r#"{"type":"array","items":{"type":"integer"}}"#,
-            r#"{"type":"array","items":{"type":"string"}}"#,
-            false,
-            false,
-            "TYPE_CHANGED",
-        ),
-        (
-            r#"{"oneOf":[{"type":"string"},{"type":"integer"}]}"#,
-            r#"{"oneOf":[{"type":"string"},{"type":"integer"},{"type":"boolean"}]}"#,
-            true,
-            false,
-            "SUM_TYPE_NARROWED",
-        ),
-        (
-            r#"{"type":"string"}"#,
-            r#"{"anyOf":[{"type":"string"},{"type":"null"}]}"#,
-            true,
-            false,
-            "SUM_TYPE_NARROWED",
-        ),
-        (
-            r#"{"allOf":[{"type":"object"}]}"#,
-            r#"{"allOf":[{"type":"object"},{"required":["a"]}]}"#,
-            false,
-            true,
-            "PRODUCT_TYPE_EXTENDED",
-        ),
-    ];
-    for (old, new, backward, forward, named) in cases {
+    for (old, new, backward, forward, named) in EVOLUTIONS {
         let b = ok(Level::Backward, old, new);
         let f = ok(Level::Forward, old, new);
         let full = ok(Level::Full, old, new);
