@@ -4,6 +4,8 @@
 //! location. Content models: an object without `additionalProperties` (or with `true`) is open, with
 //! `false` closed, with a schema partially open.
 
+use std::collections::HashMap;
+
 use serde_json::Value as Json;
 
 use super::schema::{types, JsonSchema, Node};
@@ -22,6 +24,7 @@ pub fn can_read(reader: &JsonSchema, writer: &JsonSchema) -> Vec<String> {
         writer,
         messages: Vec::new(),
         depth: 0,
+        seen: HashMap::new(),
     };
     diff.compare(reader.node(), writer.node(), "#");
     diff.messages
@@ -32,6 +35,9 @@ struct Diff<'a> {
     writer: &'a JsonSchema,
     messages: Vec<String>,
     depth: usize,
+    /// (reader node, writer node) by address → `None` while being compared (a recursive `$ref`
+    /// reaching it again is assumed to read), else whether it read: each pair is compared once.
+    seen: HashMap<(usize, usize), Option<bool>>,
 }
 
 /// An object's content model.
@@ -65,6 +71,14 @@ fn accepts_all(node: &Json) -> bool {
 
 fn number(node: Node<'_>, key: &str) -> Option<f64> {
     node.get(key).and_then(Json::as_f64)
+}
+
+/// A product type's parts (`allOf`), or the node alone.
+fn parts<'a>(node: Node<'a>) -> Vec<&'a Json> {
+    match node.get("allOf") {
+        Some(Json::Array(items)) => items.iter().collect(),
+        _ => vec![node.json],
+    }
 }
 
 /// A sum type's branches (`oneOf`/`anyOf`), or the node alone.
@@ -107,6 +121,23 @@ impl Diff<'_> {
         if reader.json == &Json::Bool(false) {
             return self.fail("TYPE_NARROWED", path, "the reader accepts nothing".into());
         }
+        let key = (
+            std::ptr::from_ref(reader.json) as usize,
+            std::ptr::from_ref(writer.json) as usize,
+        );
+        match self.seen.get(&key) {
+            Some(None | Some(true)) => return,
+            Some(Some(false)) => {
+                return self.fail(
+                    "SUBSCHEMA_INCOMPATIBLE",
+                    path,
+                    "the same schemas were found incompatible at another location".into(),
+                )
+            }
+            None => {}
+        }
+        self.seen.insert(key, None);
+        let before = self.messages.len();
         self.depth += 1;
         if is_sum(reader) || is_sum(writer) {
             self.sum(reader, writer, path);
@@ -116,6 +147,7 @@ impl Diff<'_> {
             self.plain(reader, writer, path);
         }
         self.depth -= 1;
+        self.seen.insert(key, Some(self.messages.len() == before));
     }
 
     /// Every writer branch must be read by some reader branch.
@@ -143,12 +175,6 @@ impl Diff<'_> {
 
     /// Every reader `allOf` part must read the writer (some part of it).
     fn product(&mut self, reader: Node<'_>, writer: Node<'_>, path: &str) {
-        let parts = |n: Node<'_>| -> Vec<Json> {
-            match n.get("allOf") {
-                Some(Json::Array(items)) => items.clone(),
-                _ => vec![n.json.clone()],
-            }
-        };
         let reader_parts = parts(reader);
         let writer_parts = parts(writer);
         for (i, r) in reader_parts.iter().enumerate() {
@@ -312,10 +338,15 @@ impl Diff<'_> {
 
     fn object(&mut self, reader: Node<'_>, writer: Node<'_>, path: &str) {
         let empty = serde_json::Map::new();
-        let props = |n: Node<'_>| n.get("properties").and_then(Json::as_object).cloned();
-        let read = props(reader).unwrap_or_else(|| empty.clone());
-        let written = props(writer).unwrap_or(empty);
-        for (name, w) in &written {
+        let read = reader
+            .get("properties")
+            .and_then(Json::as_object)
+            .unwrap_or(&empty);
+        let written = writer
+            .get("properties")
+            .and_then(Json::as_object)
+            .unwrap_or(&empty);
+        for (name, w) in written {
             let here = format!("{path}/properties/{name}");
             match (read.get(name), content(reader)) {
                 (Some(r), _) => self.compare(reader.child(r), writer.child(w), &here),
@@ -357,7 +388,7 @@ impl Diff<'_> {
             }
         }
         self.additional(reader, writer, path);
-        self.required(reader, writer, &read, path);
+        self.required(reader, writer, read, path);
     }
 
     fn additional(&mut self, reader: Node<'_>, writer: Node<'_>, path: &str) {

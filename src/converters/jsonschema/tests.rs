@@ -520,3 +520,31 @@ fn transitive_levels_check_every_earlier_version() {
         "{messages:?}"
     );
 }
+
+#[test]
+fn recursive_and_shared_definitions_are_compared_once() {
+    let tree = r##"{"type":"object","properties":{"v":{"type":"integer"},"l":{"$ref":"#"},"r":{"$ref":"#"}}}"##;
+    assert!(ok(Level::FullTransitive, tree, tree).is_ok());
+    // 40 definitions each naming the next twice: 2^40 paths through them, each pair compared once.
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = format!("#/definitions/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"type": "object", "properties": {"a": {"$ref": next}, "b": {"$ref": next}}}),
+        );
+    }
+    defs.insert("d40".into(), json!({"type": "string"}));
+    let old = json!({"$ref": "#/definitions/d0", "definitions": defs}).to_string();
+    let new = old.replace(r#""d40":{"type":"string"}"#, r#""d40":{"type":"integer"}"#);
+    assert_ne!(old, new);
+    let refused = ok(Level::Backward, &old, &new).unwrap_err();
+    assert!(
+        refused.iter().any(|m| m.contains("TYPE_CHANGED")),
+        "{refused:?}"
+    );
+    assert!(
+        to_connect(&js(tree)).is_err(),
+        "Connect has no recursive types"
+    );
+}
