@@ -208,3 +208,69 @@ async fn json_schema_converter_sends_records_it_cannot_read_to_the_dead_letter_q
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
     r.stop().await;
 }
+
+/// A schema whose `$ref` names another subject's schema by a reference: registered (a reference that
+/// resolves to nothing is 42201), and read by JsonSchemaConverter, which fetches the referenced schema.
+#[tokio::test]
+async fn json_schema_references_resolve_in_the_registry_and_the_converter() {
+    use base64::Engine as _;
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let address =
+        r#"{"type":"object","properties":{"city":{"type":"string"}},"additionalProperties":false}"#;
+    let (status, answer) = r
+        .post(
+            "/subjects/address/versions",
+            json!({"schemaType": "JSON", "schema": address}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let person = r#"{"type":"object","title":"Person","properties":{"name":{"type":"string"},"home":{"$ref":"address.json"}}}"#;
+    let reference = json!([{"name": "address.json", "subject": "address", "version": 1}]);
+    let (status, answer) = r
+        .post(
+            "/subjects/people-value/versions",
+            json!({"schemaType": "JSON", "schema": person}),
+        )
+        .await;
+    assert_eq!(
+        (status, &answer["error_code"]),
+        (422, &json!(42201)),
+        "{answer}"
+    );
+    let (status, answer) = r
+        .post(
+            "/subjects/people-value/versions",
+            json!({"schemaType": "JSON", "schema": person, "references": reference}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let id = u32::try_from(answer["id"].as_u64().unwrap()).unwrap();
+    let mut framed = vec![0];
+    framed.extend_from_slice(&id.to_be_bytes());
+    framed.extend_from_slice(br#"{"name":"Ada","home":{"city":"London"}}"#);
+    let records = json!({"records": [
+        {"value": base64::engine::general_purpose::STANDARD.encode(&framed)},
+    ]});
+    let answer = r
+        .api
+        .request(Method::POST, "/topics/people")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(records.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let out = dir.path().join("people.txt");
+    let mut sink = common::file_sink("people-sink", &out, "people");
+    sink["config"]["value.converter"] = json!(CONVERTER);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    common::create_through(&r.api, sink).await;
+    let line = common::wait_for("the sink to write the record", DEADLINE, || async {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        text.lines().next().map(String::from)
+    })
+    .await;
+    assert_eq!(line, "Struct{name=Ada,home=Struct{city=London}}");
+    r.stop().await;
+}

@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use serde_json::Value as Json;
+
 use super::connect::{to_connect, to_json_schema};
 use super::schema::JsonSchema;
 use super::value;
@@ -48,6 +50,9 @@ fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError
     }
     Ok(())
 }
+
+/// How deep references may nest.
+const MAX_REFERENCE_DEPTH: usize = 8;
 
 /// A schema read by ID: the writer's JSON Schema and the Connect schema made of it.
 type ReadSchema = Arc<SchemaRef>;
@@ -113,12 +118,8 @@ impl JsonSchemaConverter {
                 fetched.schema_type
             )));
         }
-        if !fetched.references.is_empty() {
-            return Err(DataError::new(format!(
-                "The schema with ID {id} has references, which this JsonSchemaConverter does not read yet"
-            )));
-        }
-        let parsed = JsonSchema::parse(&fetched.schema)
+        let refs = self.referenced(&fetched.references, 0)?;
+        let parsed = JsonSchema::parse_with(&fetched.schema, &refs)
             .map_err(|e| DataError::new(format!("The schema with ID {id} is invalid: {e}")))?;
         let read = Arc::new(to_connect(&parsed)?);
         self.schemas
@@ -126,6 +127,45 @@ impl JsonSchemaConverter {
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, read.clone());
         Ok(read)
+    }
+}
+
+impl JsonSchemaConverter {
+    /// The documents a schema's references name (`{"name", "subject", "version"}`), fetched from the
+    /// registry, with the ones they reference in turn.
+    fn referenced(
+        &self,
+        references: &[Json],
+        depth: usize,
+    ) -> Result<Vec<(String, Arc<Json>)>, DataError> {
+        if depth > MAX_REFERENCE_DEPTH {
+            return Err(DataError::new("The schema's references nest too deep"));
+        }
+        let mut out = Vec::with_capacity(references.len());
+        for r in references {
+            let (Some(name), Some(subject), Some(version)) = (
+                r["name"].as_str(),
+                r["subject"].as_str(),
+                r["version"].as_i64(),
+            ) else {
+                return Err(DataError::new(format!("An invalid reference: {r}")));
+            };
+            let subject =
+                percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
+            let path = format!("/subjects/{subject}/versions/{version}");
+            let answer = self.registry.request(reqwest::Method::GET, &path, None)?;
+            let doc: Json = answer["schema"]
+                .as_str()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .ok_or_else(|| {
+                    DataError::new(format!("The reference {name} is not a JSON document"))
+                })?;
+            out.push((name.to_string(), Arc::new(doc)));
+            if let Some(nested) = answer["references"].as_array() {
+                out.extend(self.referenced(nested, depth + 1)?);
+            }
+        }
+        Ok(out)
     }
 }
 

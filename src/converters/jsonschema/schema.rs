@@ -99,6 +99,7 @@ impl JsonSchema {
     ///
     /// # Errors
     /// Why the text is not a valid JSON Schema.
+    #[cfg(test)]
     pub fn parse(text: &str) -> Result<Self, String> {
         Self::parse_with(text, &[])
     }
