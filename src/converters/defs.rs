@@ -155,3 +155,48 @@ pub fn avro() -> ConfigDef {
             "Specify the user info for Basic Auth in the form of {username}:{password}.",
         ))
 }
+
+/// Confluent's `JsonSchemaConverterConfig`: the registry keys AvroConverter shares, and the JSON
+/// Schema keys this converter reads (the ones it does not support accept their defaults alone).
+pub fn json_schema() -> ConfigDef {
+    let key = |name: &str, default: &str, doc: &str| {
+        ConfigKey::new(
+            name,
+            ConfigType::Boolean,
+            value(default),
+            Importance::Medium,
+            doc,
+        )
+    };
+    avro()
+        .define(key(
+            "json.fail.unknown.properties",
+            "true",
+            "Whether to fail deserialization if unknown JSON properties are encountered.",
+        ))
+        .define(key(
+            "json.fail.invalid.schema",
+            "false",
+            "Whether to fail deserialization if the payload does not match the schema (not supported: true is refused).",
+        ))
+        .define(key(
+            "json.write.dates.iso8601",
+            "false",
+            "Whether to write dates as ISO 8601 strings (not supported: true is refused).",
+        ))
+        .define(key(
+            "json.oneof.for.nullables",
+            "true",
+            "Whether optional schemas are written as oneOf with null (false is refused).",
+        ))
+        .define(key(
+            "use.optional.for.nonrequired",
+            "false",
+            "Whether properties not in `required` are read as optional (not supported: true is refused).",
+        ))
+        .define(key(
+            "object.additional.properties",
+            "true",
+            "Whether struct schemas allow additional properties (false is refused).",
+        ))
+}

@@ -13,6 +13,7 @@ pub mod bytes;
 pub mod defs;
 pub mod header;
 pub mod json;
+pub mod jsonschema;
 pub mod number;
 pub mod registry;
 pub mod string;

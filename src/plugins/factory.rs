@@ -70,7 +70,10 @@ pub fn new_header_converter(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::converters::{avro, bytes, header, json, number, string};
+    use crate::converters::{avro, bytes, header, json, jsonschema, number, string};
+
+    /// The converters that need a Schema Registry (a URL to be built, and no header converters).
+    const REGISTRY: &[&str] = &[avro::CLASS, jsonschema::CLASS];
     use crate::data::{Schema, SchemaType, Value};
     use crate::plugins;
 
@@ -96,6 +99,7 @@ mod tests {
             ("Simple", header::CLASS),
             ("Avro", avro::CLASS),
             ("AvroConverter", avro::CLASS),
+            ("JsonSchemaConverter", jsonschema::CLASS),
             ("SimpleHeaderConverter", header::CLASS),
             (
                 "org.apache.kafka.connect.storage.SimpleHeaderConverter",
@@ -146,22 +150,24 @@ mod tests {
     #[test]
     fn plugin_list() {
         let plugins = converter_plugins();
-        assert_eq!(plugins.len(), 11);
+        assert_eq!(plugins.len(), 12);
         assert!(crate::plugins::of_kind(PluginKind::Converter)
             .iter()
             .chain(&crate::plugins::of_kind(PluginKind::HeaderConverter))
             .all(|p| p.version == "4.0.0"));
         let simple = plugins.iter().find(|p| p.0 == header::CLASS).unwrap();
         assert_eq!((simple.1, simple.2), (false, true));
-        let avro = plugins.iter().find(|p| p.0 == avro::CLASS).unwrap();
-        assert_eq!(
-            (avro.1, avro.2),
-            (true, false),
-            "a converter, as Confluent's"
-        );
+        for class in REGISTRY {
+            let registry = plugins.iter().find(|p| p.0 == *class).unwrap();
+            assert_eq!(
+                (registry.1, registry.2),
+                (true, false),
+                "{class}: a converter, as Confluent's"
+            );
+        }
         assert!(plugins
             .iter()
-            .filter(|p| p.0 != header::CLASS && p.0 != avro::CLASS)
+            .filter(|p| p.0 != header::CLASS && !REGISTRY.contains(&p.0))
             .all(|p| p.1 && p.2));
     }
 
@@ -169,7 +175,7 @@ mod tests {
     fn builds_converters() {
         let none = BTreeMap::new();
         for (class, is_converter, _) in converter_plugins() {
-            if class == avro::CLASS {
+            if REGISTRY.contains(&class) {
                 continue;
             }
             assert_eq!(
@@ -208,8 +214,10 @@ mod tests {
             "schema.registry.url".to_string(),
             "http://127.0.0.1:8081".to_string(),
         );
-        assert!(new_converter("AvroConverter", &cfg, true).is_ok());
-        assert!(new_header_converter("AvroConverter", &cfg).is_err());
+        for class in ["AvroConverter", "JsonSchemaConverter"] {
+            assert!(new_converter(class, &cfg, true).is_ok(), "{class}");
+            assert!(new_header_converter(class, &cfg).is_err(), "{class}");
+        }
     }
 
     #[test]

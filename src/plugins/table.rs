@@ -18,7 +18,8 @@ use crate::connectors::spooldir::{
 use crate::connectors::verifiable::{MockSink, MockSource, VerifiableSink, VerifiableSource};
 use crate::connectors::Props;
 use crate::converters::{
-    avro, bytes, defs, header, json, number, string, Converter, HeaderConverter, KAFKA_VERSION,
+    avro, bytes, defs, header, json, jsonschema, number, string, Converter, HeaderConverter,
+    KAFKA_VERSION,
 };
 use crate::data::DataError;
 use crate::transforms::{
@@ -240,17 +241,30 @@ fn converters() -> Vec<[PluginDesc; 2]> {
 
 /// The converters that need a Schema Registry: converters only, not header converters (as Confluent's).
 fn registry_converters() -> Vec<PluginDesc> {
-    vec![PluginDesc {
-        class: avro::CLASS,
-        kind: PluginKind::Converter,
-        version: KAFKA_VERSION,
-        factory: Factory::Converter {
-            def: defs::avro,
-            make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
-                Ok(Arc::new(avro::AvroConverter::from_config(c)?))
+    vec![
+        PluginDesc {
+            class: avro::CLASS,
+            kind: PluginKind::Converter,
+            version: KAFKA_VERSION,
+            factory: Factory::Converter {
+                def: defs::avro,
+                make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
+                    Ok(Arc::new(avro::AvroConverter::from_config(c)?))
+                },
             },
         },
-    }]
+        PluginDesc {
+            class: jsonschema::CLASS,
+            kind: PluginKind::Converter,
+            version: KAFKA_VERSION,
+            factory: Factory::Converter {
+                def: defs::json_schema,
+                make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
+                    Ok(Arc::new(jsonschema::JsonSchemaConverter::from_config(c)?))
+                },
+            },
+        },
+    ]
 }
 
 /// Every plugin row, in no particular order (listings sort by kind and class).

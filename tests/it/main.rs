@@ -42,6 +42,7 @@ mod rest_polish;
 mod rest_proxy_schemas;
 mod schema_registry;
 mod schema_registry_avro;
+mod schema_registry_json;
 mod security;
 mod spooldir;
 mod task_cap;

@@ -51,6 +51,8 @@ pub(crate) enum Conv {
     Json,
     /// AvroConverter against the worker's own Schema Registry, on this port.
     Avro(u16),
+    /// JsonSchemaConverter against the worker's own Schema Registry, on this port.
+    JsonSchema(u16),
 }
 
 fn converter_overrides(conv: Conv, config: &mut Json) {
@@ -60,8 +62,13 @@ fn converter_overrides(conv: Conv, config: &mut Json) {
             config["value.converter"] = json!(JSON_CONVERTER);
             config["value.converter.schemas.enable"] = json!("true");
         }
-        Conv::Avro(port) => {
-            config["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+        Conv::Avro(port) | Conv::JsonSchema(port) => {
+            let class = if matches!(conv, Conv::Avro(_)) {
+                "io.confluent.connect.avro.AvroConverter"
+            } else {
+                "io.confluent.connect.json.JsonSchemaConverter"
+            };
+            config["value.converter"] = json!(class);
             config["value.converter.schema.registry.url"] =
                 json!(format!("http://127.0.0.1:{port}"));
         }

@@ -26,7 +26,7 @@
 mod schema;
 #[cfg(test)]
 mod tests;
-mod text;
+pub(crate) mod text;
 mod value;
 
 use super::{config_bool, config_int, Codec, RecordCodec};

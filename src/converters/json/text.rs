@@ -7,7 +7,7 @@ use std::collections::HashMap;
 /// A JSON tree that keeps what Kafka's output depends on: 32- vs 64-bit floats when writing and
 /// each number's exact text when reading.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Json {
+pub(crate) enum Json {
     /// No content at all (empty input, absent field): Jackson's `MissingNode`.
     Missing,
     Null,
@@ -26,7 +26,7 @@ pub(super) enum Json {
 }
 
 impl Json {
-    pub(super) fn get(&self, key: &str) -> Option<&Json> {
+    pub(crate) fn get(&self, key: &str) -> Option<&Json> {
         match self {
             Json::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -34,7 +34,7 @@ impl Json {
     }
 
     /// Jackson's `getNodeType()` name, as used in Kafka's messages.
-    pub(super) fn node_type(&self) -> &'static str {
+    pub(crate) fn node_type(&self) -> &'static str {
         match self {
             Json::Missing => "MISSING",
             Json::Null => "NULL",
@@ -47,7 +47,7 @@ impl Json {
     }
 
     /// Jackson's `asText()`, used for map keys.
-    pub(super) fn as_text(&self) -> String {
+    pub(crate) fn as_text(&self) -> String {
         match self {
             Json::Str(s) => s.clone(),
             Json::Null => "null".into(),
@@ -61,7 +61,7 @@ impl Json {
     }
 
     /// Java's `longValue()` of a number node: integers wrap, fractions truncate.
-    pub(super) fn as_i64_wrapping(&self) -> Option<i64> {
+    pub(crate) fn as_i64_wrapping(&self) -> Option<i64> {
         match self {
             Json::Int(i) => Some(*i),
             Json::Float(f) => Some(*f as i64),
@@ -71,7 +71,7 @@ impl Json {
         }
     }
 
-    pub(super) fn as_f64(&self) -> Option<f64> {
+    pub(crate) fn as_f64(&self) -> Option<f64> {
         match self {
             Json::Int(i) => Some(*i as f64),
             Json::Float(f) => Some(*f as f64),
@@ -82,7 +82,7 @@ impl Json {
         }
     }
 
-    pub(super) fn as_f32(&self) -> Option<f32> {
+    pub(crate) fn as_f32(&self) -> Option<f32> {
         match self {
             Json::Int(i) => Some(*i as f32),
             Json::Float(f) => Some(*f),
@@ -107,13 +107,13 @@ fn non_finite(s: &str) -> Option<f64> {
 /// Builds an object in insertion order where a repeated key replaces the earlier value in place,
 /// as Jackson's `ObjectNode.set` does, without a quadratic scan on large objects.
 #[derive(Default)]
-pub(super) struct ObjectBuilder {
+pub(crate) struct ObjectBuilder {
     entries: Vec<(String, Json)>,
     index: HashMap<String, usize>,
 }
 
 impl ObjectBuilder {
-    pub(super) fn set(&mut self, key: String, value: Json) {
+    pub(crate) fn set(&mut self, key: String, value: Json) {
         match self.index.get(&key) {
             Some(&i) => self.entries[i].1 = value,
             None => {
@@ -123,23 +123,23 @@ impl ObjectBuilder {
         }
     }
 
-    pub(super) fn finish(self) -> Json {
+    pub(crate) fn finish(self) -> Json {
         Json::Object(self.entries)
     }
 }
 
-pub(super) fn object_set(entries: &mut Vec<(String, Json)>, key: &str, value: Json) {
+pub(crate) fn object_set(entries: &mut Vec<(String, Json)>, key: &str, value: Json) {
     match entries.iter_mut().find(|(k, _)| k == key) {
         Some(slot) => slot.1 = value,
         None => entries.push((key.to_string(), value)),
     }
 }
 
-pub(super) fn is_integral_lexeme(n: &str) -> bool {
+pub(crate) fn is_integral_lexeme(n: &str) -> bool {
     !n.contains(['.', 'e', 'E'])
 }
 
-pub(super) fn lexeme_to_i64_wrapping(n: &str) -> i64 {
+pub(crate) fn lexeme_to_i64_wrapping(n: &str) -> i64 {
     if is_integral_lexeme(n) {
         if let Ok(v) = n.parse::<i64>() {
             return v;
@@ -153,7 +153,7 @@ pub(super) fn lexeme_to_i64_wrapping(n: &str) -> i64 {
 
 /// Writes compact JSON as Jackson does: no spaces, `"` `\` and control characters escaped
 /// (`\n`-style where JSON has a short form, `\u00XX` upper-case otherwise), other text raw.
-pub(super) fn write_json(out: &mut String, node: &Json) {
+pub(crate) fn write_json(out: &mut String, node: &Json) {
     match node {
         Json::Missing => {}
         Json::Null => out.push_str("null"),
@@ -224,7 +224,7 @@ const MAX_DEPTH: usize = 1000;
 
 /// Parses one JSON value (RFC 8259, plus leading zeros in numbers as Kafka's deserializer allows).
 /// Empty or blank input is `Json::Missing`, as Jackson's `readTree` returns.
-pub(super) fn parse_json(bytes: &[u8]) -> Result<Json, DataError> {
+pub(crate) fn parse_json(bytes: &[u8]) -> Result<Json, DataError> {
     let text =
         std::str::from_utf8(bytes).map_err(|e| format!("Invalid UTF-8 in JSON input: {e}"))?;
     let mut r = Reader {

@@ -4,15 +4,18 @@
 
 use super::Level;
 use crate::converters::avro::{compat as avro_compat, json as avro_json, AvroSchema};
+use crate::converters::jsonschema::{compat as json_compat, JsonSchema};
 
 /// The schema types this registry parses and checks, as `GET /schemas/types` lists them.
-pub const SCHEMA_TYPES: &[&str] = &["AVRO"];
+pub const SCHEMA_TYPES: &[&str] = &["AVRO", "JSON"];
 
 /// A schema parsed by its type.
 #[derive(Clone, Debug)]
 pub enum ParsedSchema {
     /// An Avro schema.
     Avro(AvroSchema),
+    /// A JSON Schema.
+    Json(JsonSchema),
 }
 
 /// A schema a reference names: the reference's name (an Avro type name's schema, a Protobuf import
@@ -47,6 +50,13 @@ impl ParsedSchema {
                     .map(ParsedSchema::Avro)
                     .map_err(|e| e.to_string())
             }
+            "JSON" => {
+                let known: Vec<_> = refs
+                    .iter()
+                    .filter_map(|r| r.parsed.as_json().map(|j| (r.name.clone(), j.root.clone())))
+                    .collect();
+                JsonSchema::parse_with(text, &known).map(ParsedSchema::Json)
+            }
             other => Err(format!(
                 "schema type {other} is not supported by this registry (it checks {})",
                 SCHEMA_TYPES.join(", ")
@@ -58,6 +68,15 @@ impl ParsedSchema {
     pub fn as_avro(&self) -> Option<&AvroSchema> {
         match self {
             ParsedSchema::Avro(a) => Some(a),
+            ParsedSchema::Json(_) => None,
+        }
+    }
+
+    /// The JSON Schema, when this is one.
+    pub fn as_json(&self) -> Option<&JsonSchema> {
+        match self {
+            ParsedSchema::Json(j) => Some(j),
+            ParsedSchema::Avro(_) => None,
         }
     }
 
@@ -65,18 +84,22 @@ impl ParsedSchema {
     pub fn schema_type(&self) -> &'static str {
         match self {
             ParsedSchema::Avro(_) => "AVRO",
+            ParsedSchema::Json(_) => "JSON",
         }
     }
 
     /// A framed record's payload (the bytes after the 5-byte header) decoded to JSON for display: Avro
     /// in Avro's JSON encoding (a union's value wrapped as `{"<branch>": value}`), as Confluent's REST
-    /// Proxy shows it.
+    /// Proxy shows it; JSON Schema payloads as the JSON they are.
     ///
     /// # Errors
     /// The payload does not follow the schema.
     pub fn payload_to_json(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
         match self {
             ParsedSchema::Avro(a) => avro_json::to_json(a, payload).map_err(|e| e.to_string()),
+            ParsedSchema::Json(_) => {
+                serde_json::from_slice(payload).map_err(|e| format!("The payload is not JSON: {e}"))
+            }
         }
     }
 
@@ -88,6 +111,7 @@ impl ParsedSchema {
     pub fn json_to_payload(&self, json: &serde_json::Value) -> Result<Vec<u8>, String> {
         match self {
             ParsedSchema::Avro(a) => avro_json::from_json(a, json).map_err(|e| e.to_string()),
+            ParsedSchema::Json(_) => serde_json::to_vec(json).map_err(|e| e.to_string()),
         }
     }
 
@@ -96,6 +120,7 @@ impl ParsedSchema {
     pub fn canonical(&self) -> String {
         match self {
             ParsedSchema::Avro(a) => a.canonical(),
+            ParsedSchema::Json(j) => j.canonical(),
         }
     }
 }
@@ -110,6 +135,13 @@ pub fn check(level: Level, new: &ParsedSchema, previous: &[ParsedSchema]) -> Vec
                 .filter_map(|p| p.as_avro().cloned())
                 .collect();
             avro_compat::check(level, new, &same)
+        }
+        ParsedSchema::Json(new) => {
+            let same: Vec<JsonSchema> = previous
+                .iter()
+                .filter_map(|p| p.as_json().cloned())
+                .collect();
+            json_compat::check(level, new, &same)
         }
     }
 }

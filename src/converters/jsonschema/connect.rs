@@ -1,0 +1,327 @@
+//! Connect schemas to JSON Schema and back, the way Confluent's `JsonSchemaData` maps them: integers
+//! and numbers with `connect.type` (`int8` … `int64`, `float32`, `float64`), bytes as strings with
+//! `connect.type: bytes`, optional schemas as `oneOf` with `{"type":"null"}`, structs as objects whose
+//! properties carry `connect.index` and whose `title` is the struct's name, maps with string keys as
+//! objects with `connect.type: map` and `additionalProperties`, other maps as arrays of `key`/`value`
+//! objects with `connect.type: map`, the logical types by their `title` (Decimal a number with
+//! `connect.type: bytes`, Date and Time `int32`, Timestamp `int64`), and `description`,
+//! `connect.version`, `connect.parameters` and `default`.
+
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value as Json};
+
+use super::schema::{types, JsonSchema, Node};
+use super::value;
+use crate::data::logical::{
+    DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
+};
+use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType};
+
+/// The property naming a Connect type JSON Schema lacks.
+const CONNECT_TYPE: &str = "connect.type";
+/// The property giving a struct field its position.
+const CONNECT_INDEX: &str = "connect.index";
+
+/// The JSON Schema of a Connect schema.
+///
+/// # Errors
+/// A default value that does not fit its schema.
+pub fn to_json_schema(schema: &Schema) -> Result<Json, DataError> {
+    let mut body = required(schema)?;
+    if let Some(default) = &schema.default_value {
+        let text = value::write(&value::to_json(schema, default)?);
+        let parsed: Json = serde_json::from_str(&text)
+            .map_err(|e| DataError::new(format!("Invalid default value: {e}")))?;
+        if let Json::Object(map) = &mut body {
+            map.insert("default".into(), parsed.clone());
+        }
+        if schema.optional {
+            return Ok(json!({"oneOf": [{"type": "null"}, body], "default": parsed}));
+        }
+    }
+    if schema.optional {
+        return Ok(json!({"oneOf": [{"type": "null"}, body]}));
+    }
+    Ok(body)
+}
+
+fn required(schema: &Schema) -> Result<Json, DataError> {
+    let mut out = Map::new();
+    let (base, connect_type) = match schema.schema_type {
+        SchemaType::Int8 => ("integer", Some("int8")),
+        SchemaType::Int16 => ("integer", Some("int16")),
+        SchemaType::Int32 => ("integer", Some("int32")),
+        SchemaType::Int64 => ("integer", Some("int64")),
+        SchemaType::Float32 => ("number", Some("float32")),
+        SchemaType::Float64 => ("number", Some("float64")),
+        SchemaType::Boolean => ("boolean", None),
+        SchemaType::String => ("string", None),
+        SchemaType::Bytes if schema.logical().is_some() => ("number", Some("bytes")),
+        SchemaType::Bytes => ("string", Some("bytes")),
+        SchemaType::Array => {
+            let items = child(schema.value_schema.as_ref())?;
+            out.insert("items".into(), items);
+            ("array", None)
+        }
+        SchemaType::Map => map(schema, &mut out)?,
+        SchemaType::Struct => {
+            let mut props = Map::new();
+            for f in &schema.fields {
+                let mut p = to_json_schema(&f.schema)?;
+                if let Json::Object(m) = &mut p {
+                    m.insert(CONNECT_INDEX.into(), json!(f.index));
+                }
+                props.insert(f.name.clone(), p);
+            }
+            out.insert("properties".into(), Json::Object(props));
+            ("object", None)
+        }
+    };
+    let mut body = Map::new();
+    body.insert("type".into(), json!(base));
+    body.extend(out);
+    if let Some(name) = &schema.name {
+        body.insert("title".into(), json!(name));
+    }
+    if let Some(doc) = &schema.doc {
+        body.insert("description".into(), json!(doc));
+    }
+    if let Some(v) = schema.version {
+        body.insert("connect.version".into(), json!(v));
+    }
+    if !schema.parameters.is_empty() {
+        body.insert("connect.parameters".into(), json!(schema.parameters));
+    }
+    if let Some(t) = connect_type {
+        body.insert(CONNECT_TYPE.into(), json!(t));
+    }
+    Ok(Json::Object(body))
+}
+
+fn child(schema: Option<&SchemaRef>) -> Result<Json, DataError> {
+    match schema {
+        Some(s) => to_json_schema(s),
+        None => Ok(json!({})),
+    }
+}
+
+/// A map: an object when its keys are strings, else an array of `key`/`value` objects.
+fn map(
+    schema: &Schema,
+    out: &mut Map<String, Json>,
+) -> Result<(&'static str, Option<&'static str>), DataError> {
+    let string_keys = schema
+        .key_schema
+        .as_ref()
+        .is_some_and(|k| k.schema_type == SchemaType::String && !k.optional && k.name.is_none());
+    if string_keys {
+        out.insert(
+            "additionalProperties".into(),
+            child(schema.value_schema.as_ref())?,
+        );
+        return Ok(("object", Some("map")));
+    }
+    let mut key = child(schema.key_schema.as_ref())?;
+    let mut value = child(schema.value_schema.as_ref())?;
+    for (i, s) in [&mut key, &mut value].into_iter().enumerate() {
+        if let Json::Object(m) = s {
+            m.insert(CONNECT_INDEX.into(), json!(i));
+        }
+    }
+    out.insert(
+        "items".into(),
+        json!({"type": "object", "properties": {"key": key, "value": value}}),
+    );
+    Ok(("array", Some("map")))
+}
+
+/// The Connect schema of a JSON Schema (the writer's, when reading).
+///
+/// # Errors
+/// A construct Connect cannot hold as one type (a union of several non-null types, an untyped node).
+pub fn to_connect(schema: &JsonSchema) -> Result<SchemaRef, DataError> {
+    FromJson { schema, depth: 0 }.node(schema.node(), false)
+}
+
+struct FromJson<'a> {
+    schema: &'a JsonSchema,
+    depth: usize,
+}
+
+fn named(t: SchemaType, name: &str) -> Schema {
+    let mut s = Schema::new(t);
+    s.name = Some(name.to_string());
+    s.version = Some(1);
+    s
+}
+
+impl<'a> FromJson<'a> {
+    fn node(&mut self, node: Node<'a>, optional: bool) -> Result<SchemaRef, DataError> {
+        self.depth += 1;
+        if self.depth > 64 {
+            return Err(DataError::new(
+                "The JSON schema nests too deep (a recursive $ref?)",
+            ));
+        }
+        let out = self.resolved(node, optional);
+        self.depth -= 1;
+        out
+    }
+
+    fn resolved(&mut self, node: Node<'a>, optional: bool) -> Result<SchemaRef, DataError> {
+        let node = self.schema.resolve(node).map_err(DataError::new)?;
+        if let Some(Json::Array(branches)) = node.get("oneOf").or_else(|| node.get("anyOf")) {
+            let non_null: Vec<&Json> = branches
+                .iter()
+                .filter(|b| types(b).as_deref() != Some(&["null"][..]))
+                .collect();
+            let nullable = non_null.len() < branches.len();
+            let [only] = non_null.as_slice() else {
+                return Err(DataError::new(
+                    "JSON schemas whose oneOf/anyOf have several non-null subschemas are not supported by this JsonSchemaConverter",
+                ));
+            };
+            let inner = self.node(node.child(only), optional || nullable)?;
+            return self.with_default(inner, node);
+        }
+        let mut kinds = types(node.json).unwrap_or_default();
+        let nullable = kinds.contains(&"null");
+        kinds.retain(|t| *t != "null");
+        let kind = match kinds.as_slice() {
+            [one] => *one,
+            [] if node.get("properties").is_some() => "object",
+            [] if node.get("items").is_some() => "array",
+            [] => {
+                return Err(DataError::new(
+                    "A JSON schema without a type has no Connect type",
+                ))
+            }
+            _ => {
+                return Err(DataError::new(format!(
+                    "The JSON schema types {kinds:?} have no single Connect type"
+                )))
+            }
+        };
+        let mut out = self.typed(node, kind)?;
+        out.optional = optional || nullable;
+        if let Some(doc) = node.get("description").and_then(Json::as_str) {
+            out.doc = Some(doc.to_string());
+        }
+        if let Some(v) = node.get("connect.version").and_then(Json::as_i64) {
+            out.version = i32::try_from(v).ok();
+        }
+        if let Some(Json::Object(params)) = node.get("connect.parameters") {
+            for (k, v) in params {
+                if let Some(v) = v.as_str() {
+                    out.parameters.insert(k.clone(), v.to_string());
+                }
+            }
+        }
+        self.with_default(Arc::new(out), node)
+    }
+
+    /// The node's `default`, read with the schema, on the schema.
+    fn with_default(&self, schema: SchemaRef, node: Node<'_>) -> Result<SchemaRef, DataError> {
+        let Some(default) = node.get("default") else {
+            return Ok(schema);
+        };
+        let parsed = value::parse(default.to_string().as_bytes())?;
+        let v = value::to_value(&schema, &parsed, true)?;
+        let mut out = (*schema).clone();
+        out.default_value = Some(v);
+        Ok(Arc::new(out))
+    }
+
+    fn typed(&mut self, node: Node<'a>, kind: &str) -> Result<Schema, DataError> {
+        let title = node.get("title").and_then(Json::as_str);
+        let connect_type = node.get(CONNECT_TYPE).and_then(Json::as_str);
+        Ok(match (kind, connect_type, title) {
+            ("integer", _, Some(DATE_NAME)) => named(SchemaType::Int32, DATE_NAME),
+            ("integer", _, Some(TIME_NAME)) => named(SchemaType::Int32, TIME_NAME),
+            ("integer", _, Some(TIMESTAMP_NAME)) => named(SchemaType::Int64, TIMESTAMP_NAME),
+            ("number", _, Some(DECIMAL_NAME)) => {
+                let mut s = named(SchemaType::Bytes, DECIMAL_NAME);
+                s.parameters
+                    .insert(DECIMAL_SCALE_PARAMETER.into(), "0".into());
+                s
+            }
+            ("integer", Some("int8"), _) => Schema::new(SchemaType::Int8),
+            ("integer", Some("int16"), _) => Schema::new(SchemaType::Int16),
+            ("integer", Some("int32"), _) => Schema::new(SchemaType::Int32),
+            ("integer", _, _) => Schema::new(SchemaType::Int64),
+            ("number", Some("float32"), _) => Schema::new(SchemaType::Float32),
+            ("number", _, _) => Schema::new(SchemaType::Float64),
+            ("boolean", _, _) => Schema::new(SchemaType::Boolean),
+            ("string", Some("bytes"), _) => Schema::new(SchemaType::Bytes),
+            ("string", _, _) => Schema::new(SchemaType::String),
+            ("array", Some("map"), _) => self.entries(node)?,
+            ("array", _, _) => {
+                let mut s = Schema::new(SchemaType::Array);
+                let items = node.get("items").filter(|i| !i.is_array()).ok_or_else(|| {
+                    DataError::new("A JSON array schema needs one `items` schema for Connect")
+                })?;
+                s.value_schema = Some(self.node(node.child(items), false)?);
+                s
+            }
+            ("object", Some("map"), _) => {
+                let mut s = Schema::new(SchemaType::Map);
+                s.key_schema = Some(Schema::string());
+                let values = node
+                    .get("additionalProperties")
+                    .unwrap_or(&Json::Bool(true));
+                s.value_schema = Some(self.node(node.child(values), false)?);
+                s
+            }
+            ("object", _, _) => self.record(node, title)?,
+            (other, _, _) => {
+                return Err(DataError::new(format!(
+                    "The JSON schema type {other} has no Connect type"
+                )))
+            }
+        })
+    }
+
+    /// An array of `key`/`value` objects: a map with keys of any type.
+    fn entries(&mut self, node: Node<'a>) -> Result<Schema, DataError> {
+        let items = node
+            .get("items")
+            .map(|i| self.schema.resolve(node.child(i)))
+            .transpose()
+            .map_err(DataError::new)?
+            .ok_or_else(|| DataError::new("A JSON map schema as an array needs `items`"))?;
+        let part = |k: &str| {
+            items
+                .get("properties")
+                .and_then(|p| p.get(k))
+                .map(|j| items.child(j))
+                .ok_or_else(|| DataError::new(format!("A JSON map entry schema needs `{k}`")))
+        };
+        let (key, value) = (part("key")?, part("value")?);
+        let mut s = Schema::new(SchemaType::Map);
+        s.key_schema = Some(self.node(key, false)?);
+        s.value_schema = Some(self.node(value, false)?);
+        Ok(s)
+    }
+
+    fn record(&mut self, node: Node<'a>, title: Option<&str>) -> Result<Schema, DataError> {
+        let mut s = Schema::new(SchemaType::Struct);
+        s.name = title.map(String::from);
+        let mut props: Vec<(&String, &Json)> = node
+            .get("properties")
+            .and_then(Json::as_object)
+            .map(|m| m.iter().collect())
+            .unwrap_or_default();
+        if props.iter().all(|(_, p)| p.get(CONNECT_INDEX).is_some()) {
+            props.sort_by_key(|(_, p)| p.get(CONNECT_INDEX).and_then(Json::as_u64));
+        }
+        for (index, (name, p)) in props.into_iter().enumerate() {
+            s.fields.push(Field {
+                name: name.clone(),
+                index,
+                schema: self.node(node.child(p), false)?,
+            });
+        }
+        Ok(s)
+    }
+}

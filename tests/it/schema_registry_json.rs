@@ -1,0 +1,276 @@
+//! JSON Schema in the embedded Schema Registry and Confluent's JsonSchemaConverter: registrations,
+//! look-ups and compatibility checks by Confluent's Python client; its JSONSerializer's records decoded
+//! by a sink, a source's records read by its JSONDeserializer; invalid schemas refused with 42201; records
+//! that are not framed or name an unknown ID routed to a dead letter queue naming why.
+
+use reqwest::Method;
+use serde_json::{json, Value as Json};
+
+use crate::common::{self, DEADLINE};
+#[cfg(feature = "kafka-listener")]
+use crate::schema_registry::python;
+use crate::schema_registry::RegistryWorker;
+
+const CONVERTER: &str = "io.confluent.connect.json.JsonSchemaConverter";
+
+/// The Python client against the registry, then both ways through the converter: what the client's
+/// JSONSerializer produced a FileStreamSink decodes; what a FileStreamSource (its lines hoisted into a
+/// struct) wrote with the converter the client's JSONDeserializer reads.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn json_schema_converter_reads_confluents_serializer_and_writes_for_its_deserializer() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::launch(dir.path(), &[], true).await;
+    let bootstrap = r.bootstrap.clone().unwrap();
+    let seen = python(
+        "schema_registry_json.py",
+        &[&r.registry, &bootstrap, "readings"],
+    )
+    .await;
+    assert_eq!(
+        (&seen["id1"], &seen["id1_again"]),
+        (&json!(1), &json!(1)),
+        "{seen}"
+    );
+    assert!(
+        seen["types"].as_array().unwrap().contains(&json!("JSON")),
+        "{seen}"
+    );
+    assert_eq!(seen["required_added_allowed"], false, "{seen}");
+    assert_eq!(seen["optional_added_allowed"], true, "{seen}");
+    assert_eq!(seen["incompatible_code"], 409, "{seen}");
+    assert_eq!(seen["id2"], 2, "{seen}");
+    assert_eq!(seen["lookup"], 1, "{seen}");
+    assert_eq!(seen["schema_by_id"], json!(["JSON", true]), "{seen}");
+    assert_eq!(seen["invalid_schema_code"], 42201, "{seen}");
+    assert_eq!(seen["not_json_code"], 42201, "{seen}");
+    // The serializer's schema is V2, already registered as ID 2 under another subject: the same ID.
+    assert_eq!(seen["header_of_first"], "0000000002", "{seen}");
+    assert_eq!(seen["read_matches"], true, "{seen}");
+    let sink_file = dir.path().join("readings.txt");
+    let converter = |c: &mut Json| {
+        c["value.converter"] = json!(CONVERTER);
+        c["value.converter.schema.registry.url"] = json!(r.registry);
+    };
+    let mut sink = common::file_sink("json-sink", &sink_file, "readings");
+    converter(&mut sink["config"]);
+    common::create_through(&r.api, sink).await;
+    let lines = common::wait_for("the sink to write 5 lines", DEADLINE, || async {
+        let lines = std::fs::read_to_string(&sink_file).unwrap_or_default();
+        (lines.lines().count() >= 5).then_some(lines)
+    })
+    .await;
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines[0], "Struct{sensor=s0,value=0.0,unit=C}", "{lines:?}");
+    assert_eq!(lines[4], "Struct{sensor=s4,value=6.0,unit=C}", "{lines:?}");
+    let source_file = dir.path().join("in.txt");
+    common::append_lines(&source_file, ["first".to_string(), "second".to_string()]);
+    let mut source = common::file_source("json-source", &source_file, "lines");
+    converter(&mut source["config"]);
+    source["config"]["transforms"] = json!("hoist");
+    source["config"]["transforms.hoist.type"] =
+        json!("org.apache.kafka.connect.transforms.HoistField$Value");
+    source["config"]["transforms.hoist.field"] = json!("line");
+    common::create_through(&r.api, source).await;
+    let read = python(
+        "schema_registry_json_consume.py",
+        &[&r.registry, &bootstrap, "lines", "2"],
+    )
+    .await;
+    assert_eq!(
+        read["values"],
+        json!([{"line": "first"}, {"line": "second"}]),
+        "{read}"
+    );
+    let (_, latest) = r.get("/subjects/lines-value/versions/latest").await;
+    assert_eq!(latest["schemaType"], "JSON", "{latest}");
+    let schema: Json = serde_json::from_str(latest["schema"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        schema,
+        json!({"type": "object", "properties": {"line": {"type": "string", "connect.index": 0}}}),
+        "{latest}"
+    );
+    assert_eq!(read["ids"], json!([latest["id"], latest["id"]]), "{read}");
+    r.stop().await;
+}
+
+/// Over the registry's REST API: JSON schemas registered with their canonical (compact) text, refused
+/// with 42201 when invalid, and checked by Confluent's content-model rules.
+#[tokio::test]
+async fn json_schemas_register_canonically_and_invalid_ones_are_refused() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let body = |schema: &str| json!({"schemaType": "JSON", "schema": schema});
+    let open = "{ \"type\": \"object\", \"properties\": { \"a\": { \"type\": \"string\" } } }";
+    let (status, answer) = r.post("/subjects/j/versions", body(open)).await;
+    assert_eq!((status, &answer["id"]), (200, &json!(1)), "{answer}");
+    let (_, stored) = r.get("/schemas/ids/1").await;
+    assert_eq!(
+        stored,
+        json!({"schemaType": "JSON",
+               "schema": "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}}}"})
+    );
+    for bad in [
+        "{\"type\": 5}",
+        "[1]",
+        "{\"properties\": {\"a\": 1}}",
+        "not json",
+    ] {
+        let (status, answer) = r.post("/subjects/j/versions", body(bad)).await;
+        assert_eq!(
+            (status, &answer["error_code"]),
+            (422, &json!(42201)),
+            "{bad}: {answer}"
+        );
+    }
+    // A property added to an open content model is refused at BACKWARD (the default).
+    let added = r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#;
+    let (status, answer) = r
+        .post(
+            "/compatibility/subjects/j/versions/latest?verbose=true",
+            body(added),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["is_compatible"], false, "{answer}");
+    assert!(
+        answer["messages"]
+            .to_string()
+            .contains("PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"),
+        "{answer}"
+    );
+    let (status, answer) = r.post("/subjects/j/versions", body(added)).await;
+    assert_eq!(
+        (status, &answer["error_code"]),
+        (409, &json!(409)),
+        "{answer}"
+    );
+    r.stop().await;
+}
+
+/// A record that is not in Confluent's wire format, or names an ID the registry does not have, fails
+/// the sink's conversion with the ID named; `errors.tolerance=all` with a dead letter queue keeps the
+/// task running and routes the record there.
+#[tokio::test]
+async fn json_schema_converter_sends_records_it_cannot_read_to_the_dead_letter_queue() {
+    use base64::Engine as _;
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let records = json!({"records": [
+        {"value": b64(b"{\"plain\":\"json\"}")},
+        {"value": b64(b"\x00\x00\x00\x00\x63{}")},
+    ]});
+    let answer = r
+        .api
+        .request(Method::POST, "/topics/raw")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(records.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let mut sink = common::file_sink("json-dlq", &dir.path().join("out.txt"), "raw");
+    sink["config"]["value.converter"] = json!(CONVERTER);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    sink["config"]["errors.tolerance"] = json!("all");
+    sink["config"]["errors.deadletterqueue.topic.name"] = json!("raw-dlq");
+    sink["config"]["errors.deadletterqueue.context.headers.enable"] = json!(true);
+    common::create_through(&r.api, sink).await;
+    let dlq = common::wait_for(
+        "both records in the dead letter queue",
+        DEADLINE,
+        || async {
+            let (status, body) = r
+                .api
+                .get("/topics/raw-dlq/partitions/0/records?offset=0&metadata=true")
+                .await
+                .ok()?;
+            (status == 200 && body.as_array().is_some_and(|a| a.len() == 2)).then_some(body)
+        },
+    )
+    .await;
+    let message = |record: &Json| {
+        let header = record["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["key"] == "__connect.errors.exception.message")
+            .unwrap_or_else(|| panic!("no exception message in {record}"));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(header["value"].as_str().unwrap())
+            .unwrap();
+        String::from_utf8(bytes).unwrap()
+    };
+    assert!(message(&dlq[0]).contains("Unknown magic byte!"), "{dlq}");
+    assert!(message(&dlq[1]).contains("schema ID 99"), "{dlq}");
+    let status = r.api.get("/connectors/json-dlq/status").await.unwrap().1;
+    assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
+    r.stop().await;
+}
+
+/// A schema whose `$ref` names another subject's schema by a reference: registered (a reference that
+/// resolves to nothing is 42201), and read by JsonSchemaConverter, which fetches the referenced schema.
+#[tokio::test]
+async fn json_schema_references_resolve_in_the_registry_and_the_converter() {
+    use base64::Engine as _;
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let address =
+        r#"{"type":"object","properties":{"city":{"type":"string"}},"additionalProperties":false}"#;
+    let (status, answer) = r
+        .post(
+            "/subjects/address/versions",
+            json!({"schemaType": "JSON", "schema": address}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let person = r#"{"type":"object","title":"Person","properties":{"name":{"type":"string"},"home":{"$ref":"address.json"}}}"#;
+    let reference = json!([{"name": "address.json", "subject": "address", "version": 1}]);
+    let (status, answer) = r
+        .post(
+            "/subjects/people-value/versions",
+            json!({"schemaType": "JSON", "schema": person}),
+        )
+        .await;
+    assert_eq!(
+        (status, &answer["error_code"]),
+        (422, &json!(42201)),
+        "{answer}"
+    );
+    let (status, answer) = r
+        .post(
+            "/subjects/people-value/versions",
+            json!({"schemaType": "JSON", "schema": person, "references": reference}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let id = u32::try_from(answer["id"].as_u64().unwrap()).unwrap();
+    let mut framed = vec![0];
+    framed.extend_from_slice(&id.to_be_bytes());
+    framed.extend_from_slice(br#"{"name":"Ada","home":{"city":"London"}}"#);
+    let records = json!({"records": [
+        {"value": base64::engine::general_purpose::STANDARD.encode(&framed)},
+    ]});
+    let answer = r
+        .api
+        .request(Method::POST, "/topics/people")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(records.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let out = dir.path().join("people.txt");
+    let mut sink = common::file_sink("people-sink", &out, "people");
+    sink["config"]["value.converter"] = json!(CONVERTER);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    common::create_through(&r.api, sink).await;
+    let line = common::wait_for("the sink to write the record", DEADLINE, || async {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        text.lines().next().map(String::from)
+    })
+    .await;
+    assert_eq!(line, "Struct{name=Ada,home=Struct{city=London}}");
+    r.stop().await;
+}
