@@ -25,7 +25,7 @@ use serde_json::Value as Json;
 
 use crate::config::def::ConfigDef;
 use crate::record::{SinkRecord, SourceRecord};
-use crate::storage::TopicPartition;
+use crate::storage::{Store, TopicPartition};
 
 pub use crate::model::ConnectorType;
 
@@ -231,6 +231,12 @@ impl SinkTaskContext for ReporterContext<'_> {
 
 /// A running sink task.
 pub trait SinkTask: Send {
+    /// Called by the worker before `start` with the worker's store, for tasks that keep state of their
+    /// own there or read the embedded Schema Registry (the Kafka sink's schema ID mappings). The default
+    /// ignores it.
+    fn attach_store(&mut self, store: &Store) {
+        let _ = store;
+    }
     /// Starts with the task config.
     fn start(&mut self, config: &Props) -> Result<(), TaskError>;
     /// Accepts records; they must be durable in the target after the next successful `flush`.

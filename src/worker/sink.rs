@@ -120,6 +120,7 @@ impl SinkLoop {
     pub(super) fn resume(&mut self, rt: &TaskRuntime) -> Result<Step, StageError> {
         if !self.started {
             rt.log_signal.register(&rt.control);
+            self.task.attach_store(&rt.store);
             self.task
                 .start(&rt.config)
                 .map_err(|e| StageError::new(TaskStage::SinkStart, e))?;

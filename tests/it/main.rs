@@ -39,6 +39,8 @@ mod plugins;
 mod plugins_ext;
 mod rest_api;
 mod rest_polish;
+#[cfg(feature = "kafka-client")]
+mod schema_ids;
 mod schema_registry;
 mod security;
 mod spooldir;

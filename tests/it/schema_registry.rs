@@ -15,14 +15,14 @@ use liteconnect::RunError;
 const MEDIA: &str = "application/vnd.schemaregistry.v1+json";
 
 /// A worker in this process with a REST listener and a Schema Registry listener on ephemeral ports.
-struct RegistryWorker {
+pub(crate) struct RegistryWorker {
     /// The registry's base URL.
-    registry: String,
+    pub(crate) registry: String,
     /// The Kafka listener's `host:port`, when started with one.
     #[cfg_attr(not(feature = "kafka-listener"), allow(dead_code))]
     bootstrap: Option<String>,
     /// The worker's REST API.
-    api: Client,
+    pub(crate) api: Client,
     http: reqwest::Client,
     auth: Option<(String, String)>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -30,12 +30,28 @@ struct RegistryWorker {
 }
 
 impl RegistryWorker {
-    async fn start(dir: &Path, extra: &[(&str, &str)]) -> RegistryWorker {
+    pub(crate) async fn start(dir: &Path, extra: &[(&str, &str)]) -> RegistryWorker {
         Self::launch(dir, extra, false).await
     }
 
     /// Starts the worker; with `kafka`, a Kafka listener too (its address in `bootstrap`).
     async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
+        let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::launch_on(dir, extra, kafka, registry).await
+    }
+
+    /// Starts the worker with its Schema Registry on `registry` (`host:port`), as after a restart.
+    pub(crate) async fn start_at(dir: &Path, registry: &str) -> RegistryWorker {
+        let registry = tokio::net::TcpListener::bind(registry).await.unwrap();
+        Self::launch_on(dir, &[], false, registry).await
+    }
+
+    async fn launch_on(
+        dir: &Path,
+        extra: &[(&str, &str)],
+        kafka: bool,
+        registry: tokio::net::TcpListener,
+    ) -> RegistryWorker {
         let mut settings = vec![("schema.registry.listeners", "http://127.0.0.1:0")];
         if kafka {
             settings.push(("kafka.listeners", "PLAINTEXT://127.0.0.1:0"));
@@ -43,7 +59,6 @@ impl RegistryWorker {
         settings.extend_from_slice(extra);
         let config = common::worker_config(dir, &settings);
         let rest = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let api = Client::new(format!("http://{}", rest.local_addr().unwrap()));
         let registry_url = format!("http://{}", registry.local_addr().unwrap());
         let mut listeners = liteconnect::Listeners {
@@ -105,20 +120,20 @@ impl RegistryWorker {
         (status, body, media)
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Json>) -> (u16, Json) {
+    pub(crate) async fn call(&self, method: Method, path: &str, body: Option<Json>) -> (u16, Json) {
         let (status, body, _) = self.call_typed(method, path, body).await;
         (status, body)
     }
 
-    async fn get(&self, path: &str) -> (u16, Json) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Json) {
         self.call(Method::GET, path, None).await
     }
 
-    async fn post(&self, path: &str, body: Json) -> (u16, Json) {
+    pub(crate) async fn post(&self, path: &str, body: Json) -> (u16, Json) {
         self.call(Method::POST, path, Some(body)).await
     }
 
-    async fn put(&self, path: &str, body: Json) -> (u16, Json) {
+    pub(crate) async fn put(&self, path: &str, body: Json) -> (u16, Json) {
         self.call(Method::PUT, path, Some(body)).await
     }
 
@@ -127,7 +142,7 @@ impl RegistryWorker {
     }
 
     /// Registers an Avro schema; fails the test unless it gets an ID.
-    async fn register(&self, subject: &str, schema: &str) -> i64 {
+    pub(crate) async fn register(&self, subject: &str, schema: &str) -> i64 {
         let (status, body) = self
             .post(
                 &format!("/subjects/{subject}/versions"),
@@ -138,7 +153,7 @@ impl RegistryWorker {
         body["id"].as_i64().unwrap()
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -732,8 +747,8 @@ async fn schema_registry_serves_confluents_python_client_and_its_avro_serdes() {
 }
 
 /// Runs one of the Python client scripts with `args` and parses the JSON line it prints last.
-#[cfg(feature = "kafka-listener")]
-async fn python(script: &str, args: &[&str]) -> Json {
+#[cfg(any(feature = "kafka-listener", feature = "kafka-client"))]
+pub(crate) async fn python(script: &str, args: &[&str]) -> Json {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("target/test-deps/venv/bin/python");
     assert!(

@@ -1,0 +1,338 @@
+//! Schema IDs translated between this worker's Schema Registry and a Kafka cluster's own registry.
+//!
+//! Records written by a registry converter (`AvroConverter`) carry Confluent's wire format: magic byte 0,
+//! the schema's 4-byte big-endian ID, then the payload. The ID is the writing registry's. The Kafka sink
+//! (`destination.schema.registry.url`) registers the schema of each local ID it meets in the destination
+//! registry, under the same subject, its references first, once; the mapping is kept in the store, and
+//! the header is rewritten before the record is produced. A key or value is taken as framed only when it
+//! starts with byte 0 and the 4 bytes after it name an ID the local registry has: other bytes pass as
+//! they are.
+//!
+//! While the destination registry cannot be reached (or answers 5xx, 408 or 429) the translation fails
+//! with a retriable error: the record is not produced, its offset not committed, and the worker hands it
+//! over again (store-and-forward). No record leaves with an ID that was not translated.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+
+use crate::connectors::{Props, TaskError};
+use crate::storage::id_map::IdDirection;
+use crate::storage::registry::{SchemaReference, StoredSchema};
+use crate::storage::Store;
+
+/// The key of the destination registry's URL (Kafka sink).
+pub const DESTINATION_PREFIX: &str = "destination.schema.registry.";
+/// How long one request to the other registry may take.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// How deep references may nest.
+const MAX_DEPTH: usize = 16;
+
+/// The registry at the other end, reached with a blocking HTTP client (task threads may block).
+#[derive(Debug)]
+pub(crate) struct OtherRegistry {
+    /// The base URL, without credentials or a trailing slash: the mapping table's `registry`.
+    url: String,
+    user_info: Option<(String, String)>,
+    /// Created on first use, on the task's thread (a blocking client may not be made or dropped on the
+    /// async executor's threads, where validation runs).
+    http: OnceLock<reqwest::blocking::Client>,
+}
+
+/// Reads `<prefix>url`, `<prefix>basic.auth.credentials.source` and `<prefix>basic.auth.user.info`
+/// (Confluent's client keys under a prefix); `None` when the URL is not set.
+pub(crate) fn other_registry(
+    config: &Props,
+    prefix: &str,
+) -> Result<Option<OtherRegistry>, String> {
+    let Some(url) = config
+        .get(&format!("{prefix}url"))
+        .and_then(|u| u.split(',').map(str::trim).find(|u| !u.is_empty()))
+    else {
+        return Ok(None);
+    };
+    let mut parsed =
+        reqwest::Url::parse(url).map_err(|e| format!("{prefix}url: '{url}' is not a URL: {e}"))?;
+    let source_key = format!("{prefix}basic.auth.credentials.source");
+    let source = config
+        .get(&source_key)
+        .map(|s| s.trim().to_ascii_uppercase())
+        .unwrap_or_else(|| "URL".into());
+    let user_info = match source.as_str() {
+        "URL" if !parsed.username().is_empty() => Some((
+            parsed.username().to_string(),
+            parsed.password().unwrap_or_default().to_string(),
+        )),
+        "URL" => None,
+        "USER_INFO" => {
+            let key = format!("{prefix}basic.auth.user.info");
+            let info = config
+                .get(&key)
+                .ok_or_else(|| format!("{key} is required with {source_key}=USER_INFO"))?;
+            let (user, password) = info
+                .split_once(':')
+                .ok_or_else(|| format!("{key}: expected user:password"))?;
+            Some((user.to_string(), password.to_string()))
+        }
+        other => {
+            return Err(format!(
+                "{source_key}: '{other}' is not one of URL, USER_INFO"
+            ))
+        }
+    };
+    // Credentials are never part of the name the mappings are kept under.
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    Ok(Some(OtherRegistry {
+        url: parsed.as_str().trim_end_matches('/').to_string(),
+        user_info,
+        http: OnceLock::new(),
+    }))
+}
+
+/// A request's failure: retriable (cannot reach, 5xx, 408, 429) or not.
+fn failure(url: &str, status: Option<u16>, why: String) -> TaskError {
+    let message = match status {
+        Some(s) => format!("The Schema Registry at {url} answered {s}: {why}"),
+        None => format!("The Schema Registry at {url} cannot be reached: {why}"),
+    };
+    match status {
+        None | Some(408 | 429 | 500..=599) => TaskError::Retriable(message),
+        Some(_) => TaskError::Fatal(message),
+    }
+}
+
+impl OtherRegistry {
+    /// One request: its JSON answer; `Ok(None)` for a 404.
+    fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Json>,
+    ) -> Result<Option<Json>, TaskError> {
+        let url = format!("{}{path}", self.url);
+        let http = self.http.get_or_init(|| {
+            reqwest::blocking::Client::builder()
+                .timeout(TIMEOUT)
+                .build()
+                .unwrap_or_else(|_| reqwest::blocking::Client::new())
+        });
+        let mut req = http
+            .request(method, &url)
+            .header("Accept", "application/vnd.schemaregistry.v1+json");
+        if let Some((user, password)) = &self.user_info {
+            req = req.basic_auth(user, Some(password));
+        }
+        if let Some(b) = body {
+            req = req
+                .header("Content-Type", "application/vnd.schemaregistry.v1+json")
+                .body(b.to_string());
+        }
+        let answer = req
+            .send()
+            .map_err(|e| failure(&self.url, None, e.to_string()))?;
+        let status = answer.status().as_u16();
+        let text = answer
+            .text()
+            .map_err(|e| failure(&self.url, None, e.to_string()))?;
+        match status {
+            200 => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| failure(&self.url, Some(status), format!("not JSON: {e}"))),
+            404 => Ok(None),
+            _ => Err(failure(&self.url, Some(status), text)),
+        }
+    }
+
+    /// Registers a schema under a subject (references already there): its ID and version there.
+    fn register(
+        &self,
+        subject: &str,
+        schema: &StoredSchema,
+        refs: &[SchemaReference],
+    ) -> Result<(i64, i32), TaskError> {
+        let encoded =
+            percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
+        let mut body = json!({ "schema": schema.schema, "references": refs });
+        if schema.schema_type != "AVRO" {
+            body["schemaType"] = json!(schema.schema_type);
+        }
+        let path = format!("/subjects/{encoded}/versions");
+        let missing = || {
+            failure(
+                &self.url,
+                Some(404),
+                format!("no subject {subject} after registering in it"),
+            )
+        };
+        let answer = self
+            .call(reqwest::Method::POST, &path, Some(&body))?
+            .ok_or_else(missing)?;
+        // The registration answers the ID only; the lookup answers the version too.
+        let found = self
+            .call(
+                reqwest::Method::POST,
+                &format!("/subjects/{encoded}"),
+                Some(&body),
+            )?
+            .ok_or_else(missing)?;
+        let id = answer["id"].as_i64().or_else(|| found["id"].as_i64());
+        match (id, found["version"].as_i64().and_then(|v| i32::try_from(v).ok())) {
+            (Some(id), Some(version)) => Ok((id, version)),
+            _ => Err(TaskError::Fatal(format!(
+                "The Schema Registry at {} answered no ID or version for subject {subject}: {answer} {found}",
+                self.url
+            ))),
+        }
+    }
+}
+
+/// Which part of a record a framed payload is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Role {
+    /// The key: TopicNameStrategy's subject `<topic>-key`.
+    Key,
+    /// The value: `<topic>-value`.
+    Value,
+}
+
+/// Translates the IDs of framed keys and values for one task, with the mappings kept in the store.
+#[derive(Debug)]
+pub(crate) struct SchemaIds {
+    store: Store,
+    other: OtherRegistry,
+    direction: IdDirection,
+    /// ID → translated ID (`None`: not a local ID, so not framed).
+    ids: HashMap<i64, Option<i64>>,
+    /// Local (subject, version) → the version in the other registry.
+    versions: HashMap<(String, i32), i32>,
+}
+
+impl SchemaIds {
+    /// Translation from the local registry to `other` (the Kafka sink).
+    pub(crate) fn outbound(store: Store, other: OtherRegistry) -> SchemaIds {
+        SchemaIds {
+            store,
+            other,
+            direction: IdDirection::Out,
+            ids: HashMap::new(),
+            versions: HashMap::new(),
+        }
+    }
+
+    /// The payload with its schema ID translated; `None` when it is not framed (left as it is).
+    pub(crate) fn rewrite(
+        &mut self,
+        topic: &str,
+        role: Role,
+        data: &[u8],
+    ) -> Result<Option<Vec<u8>>, TaskError> {
+        if data.len() < 5 || data[0] != 0 {
+            return Ok(None);
+        }
+        let id = i64::from(u32::from_be_bytes([data[1], data[2], data[3], data[4]]));
+        let preferred = match role {
+            Role::Key => format!("{topic}-key"),
+            Role::Value => format!("{topic}-value"),
+        };
+        let Some(to) = self.translate(id, &preferred)? else {
+            return Ok(None);
+        };
+        let to = u32::try_from(to).map_err(|_| {
+            TaskError::fatal(format!(
+                "The Schema Registry at {} gave ID {to}, which does not fit 4 bytes",
+                self.other.url
+            ))
+        })?;
+        let mut out = Vec::with_capacity(data.len());
+        out.push(0);
+        out.extend_from_slice(&to.to_be_bytes());
+        out.extend_from_slice(&data[5..]);
+        Ok(Some(out))
+    }
+
+    fn storage_error(e: impl std::fmt::Display) -> TaskError {
+        TaskError::Retriable(format!(
+            "The schema ID mappings cannot be read or written: {e}"
+        ))
+    }
+
+    /// The translation of a local ID (`None`: the local registry has no such ID).
+    fn translate(&mut self, id: i64, preferred: &str) -> Result<Option<i64>, TaskError> {
+        if let Some(known) = self.ids.get(&id) {
+            return Ok(*known);
+        }
+        let kept = self
+            .store
+            .id_mapping_blocking(self.direction, &self.other.url, id)
+            .map_err(Self::storage_error)?;
+        if let Some(to) = kept {
+            self.ids.insert(id, Some(to));
+            return Ok(Some(to));
+        }
+        let Some((schema, used_by)) = self
+            .store
+            .registry_schema_with_subjects_blocking(id)
+            .map_err(Self::storage_error)?
+        else {
+            self.ids.insert(id, None);
+            return Ok(None);
+        };
+        let subject = used_by
+            .iter()
+            .map(|(s, _)| s)
+            .find(|s| s.as_str() == preferred)
+            .or_else(|| used_by.first().map(|(s, _)| s))
+            .cloned()
+            .ok_or_else(|| TaskError::fatal(format!("Schema ID {id} is under no subject")))?;
+        let refs = self.references(&schema.references, 0)?;
+        let (to, _) = self.other.register(&subject, &schema, &refs)?;
+        self.store
+            .put_id_mapping_blocking(self.direction, &self.other.url, id, to)
+            .map_err(Self::storage_error)?;
+        tracing::info!(registry = %self.other.url, %subject, from = id, to, "Schema registered in the destination registry.");
+        self.ids.insert(id, Some(to));
+        Ok(Some(to))
+    }
+
+    /// The references as the other registry numbers their versions, each registered there first.
+    fn references(
+        &mut self,
+        refs: &[SchemaReference],
+        depth: usize,
+    ) -> Result<Vec<SchemaReference>, TaskError> {
+        if depth > MAX_DEPTH {
+            return Err(TaskError::fatal("Schema references nest too deep"));
+        }
+        let mut out = Vec::with_capacity(refs.len());
+        for r in refs {
+            let key = (r.subject.clone(), r.version);
+            let version = match self.versions.get(&key) {
+                Some(v) => *v,
+                None => {
+                    let local = self
+                        .store
+                        .registry_version_blocking(&r.subject, r.version)
+                        .map_err(|e| {
+                            TaskError::fatal(format!(
+                                "Reference '{}' ({} version {}): {e}",
+                                r.name, r.subject, r.version
+                            ))
+                        })?;
+                    let nested = self.references(&local.references, depth + 1)?;
+                    let (_, version) = self.other.register(&r.subject, &local, &nested)?;
+                    self.versions.insert(key, version);
+                    version
+                }
+            };
+            out.push(SchemaReference {
+                name: r.name.clone(),
+                subject: r.subject.clone(),
+                version,
+            });
+        }
+        Ok(out)
+    }
+}

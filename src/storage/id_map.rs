@@ -1,0 +1,99 @@
+//! Schema IDs translated between this worker's Schema Registry and another one (`registry_id_map`), and
+//! the blocking reads of the local registry the translating tasks make from their threads. A mapping is
+//! written through the writer thread once the other registry answered it, and never changed after.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::registry::{schema_by_id, version, versions_of_id, RegistryError, StoredSchema};
+use super::{StorageError, Store};
+
+/// Which way a mapping translates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IdDirection {
+    /// A local ID to another registry's (the Kafka sink's destination registry).
+    Out,
+    /// Another registry's ID to a local one (the mirror source's source registry).
+    In,
+}
+
+impl IdDirection {
+    fn column(self) -> &'static str {
+        match self {
+            IdDirection::Out => "out",
+            IdDirection::In => "in",
+        }
+    }
+}
+
+/// A local schema with the (subject, version) pairs using it, soft-deleted ones included.
+pub type LocalSchema = (StoredSchema, Vec<(String, i32)>);
+
+impl Store {
+    /// The ID `from` translates to in `direction` with the registry at `registry`, if known (blocks).
+    pub fn id_mapping_blocking(
+        &self,
+        direction: IdDirection,
+        registry: &str,
+        from: i64,
+    ) -> Result<Option<i64>, StorageError> {
+        let registry = registry.to_string();
+        self.reader.call_blocking(move |c: &Connection| {
+            Ok(c.prepare_cached(
+                "SELECT to_id FROM registry_id_map WHERE direction = ?1 AND registry = ?2 AND from_id = ?3",
+            )?
+            .query_row(params![direction.column(), registry, from], |r| r.get(0))
+            .optional()?)
+        })
+    }
+
+    /// Keeps a translation (blocks until committed). A mapping already kept is left as it is.
+    pub fn put_id_mapping_blocking(
+        &self,
+        direction: IdDirection,
+        registry: &str,
+        from: i64,
+        to: i64,
+    ) -> Result<(), StorageError> {
+        let registry = registry.to_string();
+        self.writer.call_blocking(move |c: &Connection| {
+            c.prepare_cached(
+                "INSERT OR IGNORE INTO registry_id_map (direction, registry, from_id, to_id)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![direction.column(), registry, from, to])?;
+            Ok(())
+        })
+    }
+
+    /// A local schema by ID with the subject versions using it; `None` when no version (live or
+    /// soft-deleted) uses that ID (blocks).
+    pub fn registry_schema_with_subjects_blocking(
+        &self,
+        id: i64,
+    ) -> Result<Option<LocalSchema>, RegistryError> {
+        let read = self.reader.call_blocking(move |c: &Connection| {
+            Ok((|| {
+                let schema = match schema_by_id(c, id) {
+                    Ok(s) => s,
+                    Err(e) if e.code == 40403 => return Ok(None),
+                    Err(e) => return Err(e),
+                };
+                Ok(Some((schema, versions_of_id(c, id, true)?)))
+            })())
+        });
+        read.map_err(RegistryError::from)?
+    }
+
+    /// One version of a local subject, soft-deleted or not (blocks).
+    pub fn registry_version_blocking(
+        &self,
+        subject: &str,
+        wanted: i32,
+    ) -> Result<StoredSchema, RegistryError> {
+        let subject = subject.to_string();
+        let read = self.reader.call_blocking(move |c: &Connection| {
+            Ok(version(c, &subject, Some(wanted), true).map(|v| v.schema))
+        });
+        read.map_err(RegistryError::from)?
+    }
+}

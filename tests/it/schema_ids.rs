@@ -1,0 +1,260 @@
+//! Schema IDs translated between an edge worker's Schema Registry and a central one: the Kafka sink's
+//! `destination.schema.registry.url`. The edge writes Avro records in Confluent's wire format with its own
+//! IDs (a FileStreamSource with AvroConverter for key and value); the sink ships them to Kafka
+//! (librdkafka's mock cluster) with the central registry's IDs, which Confluent's Python
+//! `AvroDeserializer` reads against the central registry. Through an outage of the central registry and
+//! a `kill -9` of the edge, nothing is lost and nothing leaves with an edge ID.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{ClientConfig, Message, Offset, TopicPartitionList};
+use serde_json::{json, Value as Json};
+
+use crate::common::{self, wait_for, wait_until, Client};
+use crate::kafka::{kafka_sink, mock, LONG};
+use crate::schema_registry::{python, RegistryWorker};
+
+/// One record as it reached Kafka: its key's and value's schema IDs (`None`: not framed).
+#[derive(Debug, Clone, PartialEq)]
+struct Shipped {
+    key_id: Option<u32>,
+    value_id: Option<u32>,
+}
+
+fn id_of(bytes: Option<&[u8]>) -> Option<u32> {
+    bytes
+        .filter(|b| b.len() >= 5 && b[0] == 0)
+        .map(|b| u32::from_be_bytes([b[1], b[2], b[3], b[4]]))
+}
+
+/// Reads `topic`'s partition 0 from the beginning for `window`, or until `count` records came.
+async fn shipped(bootstrap: &str, topic: &str, count: usize, window: Duration) -> Vec<Shipped> {
+    let (bootstrap, topic) = (bootstrap.to_string(), topic.to_string());
+    tokio::task::spawn_blocking(move || {
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .set("group.id", "schema-ids-reader")
+            .set("enable.auto.commit", "false")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&topic, 0, Offset::Beginning)
+            .unwrap();
+        consumer.assign(&tpl).unwrap();
+        let end = Instant::now() + window;
+        let mut got = Vec::new();
+        while Instant::now() < end && got.len() < count {
+            if let Some(Ok(m)) = consumer.poll(Duration::from_millis(100)) {
+                got.push(Shipped {
+                    key_id: id_of(m.key()),
+                    value_id: id_of(m.payload()),
+                });
+            }
+        }
+        got
+    })
+    .await
+    .unwrap()
+}
+
+/// A FileStreamSource writing `{line}` keys and `{line, origin}` values with AvroConverter against
+/// `registry`: two subjects, `<topic>-key` and `<topic>-value`.
+fn avro_source(name: &str, input: &Path, topic: &str, registry: &str) -> Json {
+    let mut source = common::file_source(name, input, topic);
+    let c = &mut source["config"];
+    for role in ["key", "value"] {
+        c[format!("{role}.converter")] = json!("io.confluent.connect.avro.AvroConverter");
+        c[format!("{role}.converter.schema.registry.url")] = json!(registry);
+    }
+    c["transforms"] = json!("hoist,key,origin");
+    c["transforms.hoist.type"] = json!("org.apache.kafka.connect.transforms.HoistField$Value");
+    c["transforms.hoist.field"] = json!("line");
+    c["transforms.key.type"] = json!("org.apache.kafka.connect.transforms.ValueToKey");
+    c["transforms.key.fields"] = json!("line");
+    c["transforms.origin.type"] = json!("org.apache.kafka.connect.transforms.InsertField$Value");
+    c["transforms.origin.static.field"] = json!("origin");
+    c["transforms.origin.static.value"] = json!("edge");
+    source
+}
+
+/// Registers schemas the edge does not have, so that the central registry's IDs differ from the edge's.
+async fn preregister_unrelated(central: &RegistryWorker) {
+    for i in 0..3 {
+        let schema = format!(
+            r#"{{"type":"record","name":"Other{i}","fields":[{{"name":"f","type":"int"}}]}}"#
+        );
+        central.register(&format!("other-{i}-value"), &schema).await;
+    }
+}
+
+/// The ID `subject`'s latest version has in `registry`.
+async fn latest_id(registry: &RegistryWorker, subject: &str) -> u32 {
+    let (status, body) = registry
+        .get(&format!("/subjects/{subject}/versions/latest"))
+        .await;
+    assert_eq!(status, 200, "{subject}: {body}");
+    body["id"].as_u64().unwrap() as u32
+}
+
+/// Confluent's AvroDeserializer reads `count` values of `topic` against the central registry.
+async fn decode_centrally(
+    central: &RegistryWorker,
+    bootstrap: &str,
+    topic: &str,
+    count: usize,
+) -> Json {
+    python(
+        "schema_registry_consume.py",
+        &[&central.registry, bootstrap, topic, &count.to_string()],
+    )
+    .await
+}
+
+/// The first task's status.
+async fn task(api: &Client, name: &str) -> Json {
+    let (_, status) = api
+        .get(&format!("/connectors/{name}/status"))
+        .await
+        .unwrap();
+    status["tasks"][0].clone()
+}
+
+fn expected_values(lines: &[String]) -> Json {
+    Json::Array(
+        lines
+            .iter()
+            .map(|l| json!({"line": l, "origin": "edge"}))
+            .collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_sink_ships_records_with_the_central_registrys_schema_ids() {
+    let cluster = mock();
+    cluster.create_topic("readings", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let (central_dir, edge_dir) = (common::tempdir(), common::tempdir());
+    let central = RegistryWorker::start(central_dir.path(), &[]).await;
+    preregister_unrelated(&central).await;
+    let edge = RegistryWorker::start(edge_dir.path(), &[]).await;
+    let input = edge_dir.path().join("in.txt");
+    let lines: Vec<String> = (0..20).map(|i| format!("reading {i}")).collect();
+    common::append_lines(&input, lines.clone());
+    common::create_through(
+        &edge.api,
+        avro_source("src", &input, "readings", &edge.registry),
+    )
+    .await;
+    let sink = kafka_sink(
+        "ship",
+        &bootstrap,
+        "readings",
+        &[("destination.schema.registry.url", central.registry.as_str())],
+    );
+    common::create_through(&edge.api, sink).await;
+
+    let got = shipped(&bootstrap, "readings", lines.len(), LONG).await;
+    assert_eq!(got.len(), lines.len(), "{got:?}");
+    let (edge_key, edge_value) = (
+        latest_id(&edge, "readings-key").await,
+        latest_id(&edge, "readings-value").await,
+    );
+    let (key_id, value_id) = (
+        latest_id(&central, "readings-key").await,
+        latest_id(&central, "readings-value").await,
+    );
+    assert_ne!((edge_key, edge_value), (key_id, value_id), "the IDs differ");
+    assert!(
+        got.iter()
+            .all(|s| s.key_id == Some(key_id) && s.value_id == Some(value_id)),
+        "every record carries the central IDs {key_id}/{value_id} (edge: {edge_key}/{edge_value}): {got:?}"
+    );
+    let read = decode_centrally(&central, &bootstrap, "readings", lines.len()).await;
+    assert_eq!(read["values"], expected_values(&lines), "{read}");
+    // One version per subject in the central registry: registered once.
+    for subject in ["readings-key", "readings-value"] {
+        assert_eq!(
+            central.get(&format!("/subjects/{subject}/versions")).await,
+            (200, json!([1]))
+        );
+    }
+    edge.stop().await;
+    central.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_wait_while_the_central_registry_is_down_then_ship_translated() {
+    let cluster = mock();
+    cluster.create_topic("readings", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let (central_dir, edge_dir) = (common::tempdir(), common::tempdir());
+    // The central registry has other schemas, and is down when the edge starts shipping.
+    let central = RegistryWorker::start(central_dir.path(), &[]).await;
+    preregister_unrelated(&central).await;
+    let central_url = central.registry.clone();
+    central.stop().await;
+    let edge = RegistryWorker::start(edge_dir.path(), &[]).await;
+    let input = edge_dir.path().join("in.txt");
+    let lines: Vec<String> = (0..50).map(|i| format!("reading {i}")).collect();
+    common::append_lines(&input, lines.clone());
+    common::create_through(
+        &edge.api,
+        avro_source("src", &input, "readings", &edge.registry),
+    )
+    .await;
+    common::create_through(
+        &edge.api,
+        kafka_sink(
+            "ship",
+            &bootstrap,
+            "readings",
+            &[("destination.schema.registry.url", &central_url)],
+        ),
+    )
+    .await;
+    let trace = wait_for("a trace naming the central registry", LONG, || async {
+        task(&edge.api, "ship").await["trace"]
+            .as_str()
+            .map(str::to_string)
+    })
+    .await;
+    assert!(trace.contains("cannot be reached"), "{trace}");
+    common::assert_holds_for("the sink RUNNING", Duration::from_secs(10), || async {
+        task(&edge.api, "ship").await["state"] == "RUNNING"
+    })
+    .await;
+    assert!(
+        shipped(&bootstrap, "readings", 1, Duration::from_secs(1))
+            .await
+            .is_empty(),
+        "nothing left untranslated"
+    );
+
+    let central = RegistryWorker::start_at(
+        central_dir.path(),
+        central_url.trim_start_matches("http://"),
+    )
+    .await;
+    let got = shipped(&bootstrap, "readings", lines.len(), LONG).await;
+    assert_eq!(got.len(), lines.len(), "all of them: {got:?}");
+    let again = shipped(
+        &bootstrap,
+        "readings",
+        lines.len() + 1,
+        Duration::from_secs(3),
+    )
+    .await;
+    assert_eq!(again.len(), lines.len(), "none twice");
+    let value_id = latest_id(&central, "readings-value").await;
+    assert!(got.iter().all(|s| s.value_id == Some(value_id)), "{got:?}");
+    let read = decode_centrally(&central, &bootstrap, "readings", lines.len()).await;
+    assert_eq!(read["values"], expected_values(&lines), "{read}");
+    wait_until("the trace to clear", || async {
+        task(&edge.api, "ship").await["trace"].is_null()
+    })
+    .await;
+    edge.stop().await;
+    central.stop().await;
+}
