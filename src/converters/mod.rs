@@ -14,6 +14,7 @@ pub mod defs;
 pub mod header;
 pub mod json;
 pub mod number;
+pub mod registry;
 pub mod string;
 
 use crate::connectors::Props;

@@ -1,8 +1,8 @@
 //! The embedded Schema Registry: Confluent's REST API v1 on the listeners of `schema.registry.listeners`,
 //! over the registry's tables in the store (`storage::registry`). Paths, bodies, the media type
 //! `application/vnd.schemaregistry.v1+json` (plain JSON accepted) and the error codes are Confluent's.
-//! Schemas of type AVRO are parsed and checked with Avro's rules (`converters::avro`); other types are
-//! refused with 42201 until this registry can check them.
+//! Schemas are parsed and checked by their type's rules (`converters::registry::kinds`); a type the
+//! registry does not check is refused with 42201.
 
 use std::collections::BTreeMap;
 
@@ -11,7 +11,8 @@ use serde_json::{json, Value as Json};
 use warp::http::{HeaderMap, Method};
 
 use super::{only, parse_body, query_flag, ApiState, Reply, Request};
-use crate::converters::avro::{compat, AvroSchema, Level};
+use crate::converters::registry::kinds::{self, ParsedSchema, Referenced, SCHEMA_TYPES};
+use crate::converters::registry::Level;
 use crate::storage::registry::{
     CompatibilityCheck, Registration, RegistryError, SchemaReference, Setting, StoredSchema,
     SubjectVersion, DEFAULT_COMPATIBILITY, DEFAULT_MODE,
@@ -20,9 +21,6 @@ use crate::storage::Store;
 
 /// The registry's media type.
 pub(crate) const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
-
-/// The schema types this registry checks.
-const SCHEMA_TYPES: &[&str] = &["AVRO"];
 
 /// The modes.
 const MODES: &[&str] = &["READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT"];
@@ -313,7 +311,7 @@ fn invalid_schema(message: impl std::fmt::Display) -> Reply {
 
 /// Reads a schema body and parses its schema with its references: the registration to store (with the
 /// canonical text) and the parsed schema.
-async fn prepare(store: &Store, req: &Request<'_>) -> Result<(Registration, AvroSchema)> {
+async fn prepare(store: &Store, req: &Request<'_>) -> Result<(Registration, ParsedSchema)> {
     let body: SchemaBody = parse_body(&req.body)?;
     let Some(text) = body.schema.filter(|s| !s.trim().is_empty()) else {
         return Err(RegistryError::new(422, 42201, "Empty schema").into());
@@ -330,7 +328,8 @@ async fn prepare(store: &Store, req: &Request<'_>) -> Result<(Registration, Avro
     }
     let fetched = fetch_references(store, &body.references).await?;
     let resolve = |s: &str, v: i32| fetched.get(&(s.to_string(), v)).cloned();
-    let parsed = parse_avro(&text, &body.references, &resolve, 0).map_err(invalid_schema)?;
+    let parsed =
+        parse_schema(&schema_type, &text, &body.references, &resolve, 0).map_err(invalid_schema)?;
     let reg = Registration {
         schema_type,
         schema: parsed.canonical(),
@@ -371,14 +370,15 @@ async fn fetch_references(
     Ok(fetched)
 }
 
-/// Parses an Avro schema after the schemas it references (found through `resolve`), so their named types
+/// Parses a schema after the schemas it references (found through `resolve`), so the names they define
 /// are known.
-fn parse_avro(
+fn parse_schema(
+    schema_type: &str,
     text: &str,
     refs: &[SchemaReference],
     resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
     depth: usize,
-) -> std::result::Result<AvroSchema, String> {
+) -> std::result::Result<ParsedSchema, String> {
     if depth > MAX_REFERENCE_DEPTH {
         return Err("references nest too deep".into());
     }
@@ -390,34 +390,51 @@ fn parse_avro(
                 r.name, r.subject, r.version
             )
         })?;
-        known.push(parse_avro(
+        let parsed = parse_schema(
+            &stored.schema_type,
             &stored.schema,
             &stored.references,
             resolve,
             depth + 1,
-        )?);
+        )?;
+        known.push(Referenced {
+            name: r.name.clone(),
+            text: stored.schema,
+            parsed,
+        });
     }
-    AvroSchema::parse_with(text, &known).map_err(|e| e.to_string())
+    ParsedSchema::parse(schema_type, text, &known)
 }
 
-/// Parses stored versions; one that no longer parses (it cannot be, it was checked) is left out.
+/// Parses stored versions of the new schema's type; one that no longer parses (it cannot be, it was
+/// checked) is left out.
 fn parse_versions(
+    schema_type: &str,
     live: &[SubjectVersion],
     resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
-) -> Vec<AvroSchema> {
+) -> Vec<ParsedSchema> {
     live.iter()
-        .filter(|v| v.schema.schema_type == "AVRO")
-        .filter_map(|v| parse_avro(&v.schema.schema, &v.schema.references, resolve, 0).ok())
+        .filter(|v| v.schema.schema_type == schema_type)
+        .filter_map(|v| {
+            parse_schema(
+                schema_type,
+                &v.schema.schema,
+                &v.schema.references,
+                resolve,
+                0,
+            )
+            .ok()
+        })
         .collect()
 }
 
 /// The check run inside the registering transaction: the new schema against the subject's versions at the
 /// level in force.
-fn compatibility_check(subject: String, parsed: AvroSchema) -> CompatibilityCheck {
+fn compatibility_check(subject: String, parsed: ParsedSchema) -> CompatibilityCheck {
     Box::new(move |level, live, resolve| {
         let level = Level::parse(level).unwrap_or(Level::Backward);
-        let previous = parse_versions(live, resolve);
-        let messages = compat::check(level, &parsed, &previous);
+        let previous = parse_versions(parsed.schema_type(), live, resolve);
+        let messages = kinds::check(level, &parsed, &previous);
         if messages.is_empty() {
             return Ok(());
         }
@@ -463,15 +480,14 @@ async fn compatibility(store: &Store, req: &Request<'_>, subject: &str, v: Optio
     )
     .await?;
     let resolve = |s: &str, v: i32| fetched.get(&(s.to_string(), v)).cloned();
-    let previous = parse_versions(&against, &resolve);
+    let previous = parse_versions(parsed.schema_type(), &against, &resolve);
     // One version given: that one alone, whatever the level's reach.
-    let level = match (wanted, level) {
-        (Some(_), Level::BackwardTransitive) => Level::Backward,
-        (Some(_), Level::ForwardTransitive) => Level::Forward,
-        (Some(_), Level::FullTransitive) => Level::Full,
-        (_, level) => level,
+    let level = if wanted.is_some() {
+        level.single()
+    } else {
+        level
     };
-    let messages = compat::check(level, &parsed, &previous);
+    let messages = kinds::check(level, &parsed, &previous);
     let mut body = json!({ "is_compatible": messages.is_empty() });
     if flag(req, "verbose") {
         body["messages"] = json!(messages);

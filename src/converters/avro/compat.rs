@@ -5,102 +5,12 @@ use std::collections::BTreeSet;
 
 use super::schema::{AvroSchema, NamedKind, Node};
 
-/// A registry compatibility level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    /// No check.
-    None,
-    /// The new schema reads data written with the latest.
-    Backward,
-    /// ... with every earlier one.
-    BackwardTransitive,
-    /// The latest schema reads data written with the new one.
-    Forward,
-    /// ... every earlier one does.
-    ForwardTransitive,
-    /// Both backward and forward.
-    Full,
-    /// ... against every earlier one.
-    FullTransitive,
-}
-
-impl Level {
-    /// Every level's name, as the registry's API spells it.
-    pub const NAMES: &'static [&'static str] = &[
-        "NONE",
-        "BACKWARD",
-        "BACKWARD_TRANSITIVE",
-        "FORWARD",
-        "FORWARD_TRANSITIVE",
-        "FULL",
-        "FULL_TRANSITIVE",
-    ];
-
-    /// Reads a level's name (case-insensitive).
-    pub fn parse(name: &str) -> Option<Level> {
-        Some(match name.to_ascii_uppercase().as_str() {
-            "NONE" => Level::None,
-            "BACKWARD" => Level::Backward,
-            "BACKWARD_TRANSITIVE" => Level::BackwardTransitive,
-            "FORWARD" => Level::Forward,
-            "FORWARD_TRANSITIVE" => Level::ForwardTransitive,
-            "FULL" => Level::Full,
-            "FULL_TRANSITIVE" => Level::FullTransitive,
-            _ => return None,
-        })
-    }
-
-    fn transitive(self) -> bool {
-        matches!(
-            self,
-            Level::BackwardTransitive | Level::ForwardTransitive | Level::FullTransitive
-        )
-    }
-
-    fn backward(self) -> bool {
-        matches!(
-            self,
-            Level::Backward | Level::BackwardTransitive | Level::Full | Level::FullTransitive
-        )
-    }
-
-    fn forward(self) -> bool {
-        matches!(
-            self,
-            Level::Forward | Level::ForwardTransitive | Level::Full | Level::FullTransitive
-        )
-    }
-}
+pub use crate::converters::registry::Level;
 
 /// Checks `new` against `previous` (oldest first) at `level`: the messages of every incompatibility,
 /// empty when compatible. A non-transitive level checks against the latest only.
 pub fn check(level: Level, new: &AvroSchema, previous: &[AvroSchema]) -> Vec<String> {
-    let against: &[AvroSchema] = if level.transitive() {
-        previous
-    } else {
-        match previous.last() {
-            Some(_) => &previous[previous.len() - 1..],
-            None => &[],
-        }
-    };
-    let mut messages = Vec::new();
-    for old in against.iter().rev() {
-        if level.backward() {
-            messages.extend(can_read(new, old).into_iter().map(|m| {
-                format!(
-                    "{m} (the new schema cannot read data written with an earlier one: BACKWARD)"
-                )
-            }));
-        }
-        if level.forward() {
-            messages.extend(can_read(old, new).into_iter().map(|m| {
-                format!(
-                    "{m} (an earlier schema cannot read data written with the new one: FORWARD)"
-                )
-            }));
-        }
-    }
-    messages
+    level.check(new, previous, can_read)
 }
 
 /// Why data written with `writer` cannot be read with `reader`; empty when it can.

@@ -12,9 +12,5 @@ pub mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use compat::Level;
 pub use converter::{AvroConverter, CLASS};
 pub use schema::AvroSchema;
-
-/// The Schema Registry's media type.
-pub const MEDIA_TYPE: &str = "application/vnd.schemaregistry.v1+json";

@@ -1,0 +1,369 @@
+//! A Schema Registry client for the converters (and anything else that talks to a registry): Confluent's
+//! keys for the registry's URL, credentials and subject naming, one blocking HTTP client created on first
+//! use (converters run on task threads, which may block), and caches, so a steady stream of records makes
+//! no registry call per record.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+
+use crate::converters::config_bool;
+use crate::data::DataError;
+
+/// The Schema Registry's media type.
+pub const MEDIA_TYPE: &str = "application/vnd.schemaregistry.v1+json";
+
+/// How long one registry request may take.
+const REGISTRY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How a record's subject is named (`key.subject.name.strategy` / `value.subject.name.strategy`).
+// The variants are named after Confluent's classes (TopicNameStrategy, ...).
+#[allow(clippy::enum_variant_names)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubjectStrategy {
+    /// `<topic>-key` / `<topic>-value` (the default).
+    TopicName,
+    /// The record's full name.
+    RecordName,
+    /// `<topic>-<record full name>`.
+    TopicRecordName,
+}
+
+impl SubjectStrategy {
+    fn parse(class: &str) -> Option<SubjectStrategy> {
+        Some(match class.trim().rsplit('.').next().unwrap_or_default() {
+            "TopicNameStrategy" => SubjectStrategy::TopicName,
+            "RecordNameStrategy" => SubjectStrategy::RecordName,
+            "TopicRecordNameStrategy" => SubjectStrategy::TopicRecordName,
+            _ => return None,
+        })
+    }
+}
+
+/// The settings every registry converter shares.
+#[derive(Clone, Debug)]
+pub struct RegistryConfig {
+    /// `schema.registry.url`: the first of its URLs is used.
+    pub url: String,
+    /// `auto.register.schemas` (default true): register a schema the subject lacks; else look it up.
+    pub auto_register: bool,
+    /// Whether this converts keys (`converter.type=key`).
+    pub is_key: bool,
+    /// The subject name strategy for this converter's role.
+    pub strategy: SubjectStrategy,
+    /// `basic.auth.user.info` with `basic.auth.credentials.source=USER_INFO`.
+    pub user_info: Option<(String, String)>,
+}
+
+/// A config error naming the key, in Kafka's words.
+pub fn config_error(key: &str, value: &str, why: &str) -> DataError {
+    DataError::new(crate::config::invalid_value(key, value, why))
+}
+
+fn user_info(config: &crate::connectors::Props) -> Result<Option<(String, String)>, DataError> {
+    let source = config
+        .get("basic.auth.credentials.source")
+        .map(|s| s.trim().to_ascii_uppercase())
+        .unwrap_or_else(|| "URL".into());
+    match (source.as_str(), config.get("basic.auth.user.info")) {
+        ("USER_INFO", Some(info)) => {
+            let (user, password) = info.split_once(':').ok_or_else(|| {
+                config_error("basic.auth.user.info", "[hidden]", "Expected user:password")
+            })?;
+            Ok(Some((user.to_string(), password.to_string())))
+        }
+        ("USER_INFO" | "URL", _) => Ok(None),
+        (other, _) => Err(config_error(
+            "basic.auth.credentials.source",
+            other,
+            "Only URL and USER_INFO are supported",
+        )),
+    }
+}
+
+impl RegistryConfig {
+    /// Reads Confluent's keys (prefix already stripped).
+    ///
+    /// # Errors
+    /// A message naming the key: `schema.registry.url` missing, a strategy or a credentials source
+    /// this client does not have.
+    pub fn from_map(config: &crate::connectors::Props) -> Result<Self, DataError> {
+        let url = config
+            .get("schema.registry.url")
+            .and_then(|u| u.split(',').map(str::trim).find(|u| !u.is_empty()))
+            .ok_or_else(|| {
+                DataError::new(
+                    "Missing required configuration \"schema.registry.url\" which has no default value.",
+                )
+            })?
+            .trim_end_matches('/')
+            .to_string();
+        let is_key = config
+            .get("converter.type")
+            .is_some_and(|t| t.trim() == "key");
+        let strategy_key = if is_key {
+            "key.subject.name.strategy"
+        } else {
+            "value.subject.name.strategy"
+        };
+        let strategy = match config.get(strategy_key) {
+            None => SubjectStrategy::TopicName,
+            Some(class) => SubjectStrategy::parse(class).ok_or_else(|| {
+                config_error(
+                    strategy_key,
+                    class,
+                    "Not one of TopicNameStrategy, RecordNameStrategy, TopicRecordNameStrategy",
+                )
+            })?,
+        };
+        Ok(RegistryConfig {
+            url,
+            auto_register: config_bool(config, "auto.register.schemas", true)?,
+            is_key,
+            strategy,
+            user_info: user_info(config)?,
+        })
+    }
+}
+
+/// A schema as the registry serves it by ID.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FetchedSchema {
+    /// `AVRO`, `PROTOBUF` or `JSON`.
+    pub schema_type: String,
+    /// The schema's text.
+    pub schema: String,
+    /// Its references (`{"name", "subject", "version"}`), as the registry answered them.
+    pub references: Vec<Json>,
+}
+
+/// A registry client with its caches.
+#[derive(Debug)]
+pub struct RegistryClient {
+    /// The settings.
+    pub config: RegistryConfig,
+    http: OnceLock<reqwest::blocking::Client>,
+    /// (subject, schema type, schema text) → ID.
+    ids: Mutex<HashMap<(String, String, String), u32>>,
+    /// ID → the schema.
+    schemas: Mutex<HashMap<u32, Arc<FetchedSchema>>>,
+}
+
+impl RegistryClient {
+    /// A client for these settings; nothing is contacted until the first request.
+    pub fn new(config: RegistryConfig) -> Self {
+        RegistryClient {
+            config,
+            http: OnceLock::new(),
+            ids: Mutex::new(HashMap::new()),
+            schemas: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn http(&self) -> &reqwest::blocking::Client {
+        self.http.get_or_init(|| {
+            reqwest::blocking::Client::builder()
+                .timeout(REGISTRY_TIMEOUT)
+                .build()
+                .unwrap_or_else(|_| reqwest::blocking::Client::new())
+        })
+    }
+
+    /// One registry request; its JSON answer, or an error naming the registry and what it said.
+    ///
+    /// # Errors
+    /// The registry cannot be reached, answers other than 200, or answers what is not JSON.
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Json>,
+    ) -> Result<Json, DataError> {
+        let url = format!("{}{path}", self.config.url);
+        let mut req = self
+            .http()
+            .request(method, &url)
+            .header("Accept", MEDIA_TYPE);
+        if let Some((user, password)) = &self.config.user_info {
+            req = req.basic_auth(user, Some(password));
+        }
+        if let Some(b) = body {
+            req = req.header("Content-Type", MEDIA_TYPE).body(b.to_string());
+        }
+        let answer = req.send().map_err(|e| {
+            DataError::new(format!(
+                "The Schema Registry at {url} cannot be reached: {e}"
+            ))
+        })?;
+        let status = answer.status().as_u16();
+        let text = answer.text().unwrap_or_default();
+        if status != 200 {
+            return Err(DataError::new(format!(
+                "The Schema Registry at {url} answered {status}: {text}"
+            )));
+        }
+        serde_json::from_str(&text).map_err(|e| {
+            DataError::new(format!(
+                "The Schema Registry at {url} answered what is not JSON: {e}"
+            ))
+        })
+    }
+
+    /// The subject of a record on `topic` by the configured strategy; `record` is the full name of its
+    /// record (message) type, when it has one.
+    ///
+    /// # Errors
+    /// A record-name strategy for a schema that names no record.
+    pub fn subject(&self, topic: &str, record: Option<&str>) -> Result<String, DataError> {
+        let role = if self.config.is_key { "key" } else { "value" };
+        let record = || {
+            record.ok_or_else(|| {
+                DataError::new(
+                    "RecordNameStrategy and TopicRecordNameStrategy need a record (struct) schema",
+                )
+            })
+        };
+        Ok(match self.config.strategy {
+            SubjectStrategy::TopicName => format!("{topic}-{role}"),
+            SubjectStrategy::RecordName => record()?.to_string(),
+            SubjectStrategy::TopicRecordName => format!("{topic}-{}", record()?),
+        })
+    }
+
+    /// The ID of a schema under `subject`: registered when `auto.register.schemas` (the default), else
+    /// looked up. Cached.
+    ///
+    /// # Errors
+    /// The registry's refusal or absence.
+    pub fn id_for(&self, subject: &str, schema_type: &str, text: &str) -> Result<u32, DataError> {
+        let key = (
+            subject.to_string(),
+            schema_type.to_string(),
+            text.to_string(),
+        );
+        if let Some(id) = self.ids.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(*id);
+        }
+        let encoded =
+            percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
+        let mut body = json!({ "schema": text });
+        if schema_type != "AVRO" {
+            body["schemaType"] = json!(schema_type);
+        }
+        let path = if self.config.auto_register {
+            format!("/subjects/{encoded}/versions")
+        } else {
+            format!("/subjects/{encoded}")
+        };
+        let answer = self.request(reqwest::Method::POST, &path, Some(&body))?;
+        let id = answer["id"]
+            .as_u64()
+            .and_then(|id| u32::try_from(id).ok())
+            .ok_or_else(|| {
+                DataError::new(format!("The Schema Registry answered no ID: {answer}"))
+            })?;
+        self.ids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, id);
+        Ok(id)
+    }
+
+    /// The schema with this ID. Cached.
+    ///
+    /// # Errors
+    /// The registry's refusal or absence, or an answer without a schema.
+    pub fn schema_by_id(&self, id: u32) -> Result<Arc<FetchedSchema>, DataError> {
+        if let Some(s) = self
+            .schemas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&id)
+        {
+            return Ok(s.clone());
+        }
+        let answer = self.request(reqwest::Method::GET, &format!("/schemas/ids/{id}"), None)?;
+        let schema = answer["schema"].as_str().ok_or_else(|| {
+            DataError::new(format!(
+                "The Schema Registry answered no schema for ID {id}"
+            ))
+        })?;
+        let fetched = Arc::new(FetchedSchema {
+            schema_type: answer["schemaType"].as_str().unwrap_or("AVRO").to_string(),
+            schema: schema.to_string(),
+            references: answer["references"].as_array().cloned().unwrap_or_default(),
+        });
+        self.schemas
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, fetched.clone());
+        Ok(fetched)
+    }
+}
+
+/// Confluent's wire format: magic byte 0, then the schema's ID as 4 big-endian bytes; the payload follows.
+pub fn frame(id: u32, out: &mut Vec<u8>) {
+    out.push(0);
+    out.extend_from_slice(&id.to_be_bytes());
+}
+
+/// Splits a framed record into its schema ID and payload.
+///
+/// # Errors
+/// Confluent's `Unknown magic byte!` for bytes that are not framed.
+pub fn unframe(data: &[u8]) -> Result<(u32, &[u8]), DataError> {
+    match data {
+        [0, a, b, c, d, rest @ ..] => Ok((u32::from_be_bytes([*a, *b, *c, *d]), rest)),
+        _ => Err(DataError::new("Unknown magic byte!")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(role: &str, strategy: Option<&str>) -> RegistryClient {
+        let mut c = crate::connectors::Props::new();
+        c.insert(
+            "schema.registry.url".into(),
+            "http://a:8081/,http://b:8081".into(),
+        );
+        c.insert("converter.type".into(), role.into());
+        if let Some(s) = strategy {
+            c.insert(format!("{role}.subject.name.strategy"), s.into());
+        }
+        RegistryClient::new(RegistryConfig::from_map(&c).unwrap())
+    }
+
+    #[test]
+    fn subjects_follow_the_role_and_the_strategy() {
+        let prefix = "io.confluent.kafka.serializers.subject.";
+        assert_eq!(client("value", None).subject("t", None).unwrap(), "t-value");
+        assert_eq!(
+            client("key", None).subject("t", Some("ex.R")).unwrap(),
+            "t-key"
+        );
+        let record = client("value", Some(&format!("{prefix}RecordNameStrategy")));
+        assert_eq!(record.subject("t", Some("ex.R")).unwrap(), "ex.R");
+        assert!(
+            record.subject("t", None).is_err(),
+            "a string schema has no record name"
+        );
+        let topic_record = client("key", Some(&format!("{prefix}TopicRecordNameStrategy")));
+        assert_eq!(topic_record.subject("t", Some("ex.R")).unwrap(), "t-ex.R");
+        assert_eq!(client("value", None).config.url, "http://a:8081");
+    }
+
+    #[test]
+    fn framing_round_trips_and_refuses_unframed_bytes() {
+        let mut out = Vec::new();
+        frame(0x0102_0304, &mut out);
+        out.extend_from_slice(b"body");
+        assert_eq!(unframe(&out).unwrap(), (0x0102_0304, &b"body"[..]));
+        for data in [&b"{}"[..], &[0, 0, 0][..], &[1, 0, 0, 0, 1, 2][..]] {
+            assert_eq!(unframe(data).unwrap_err().0, "Unknown magic byte!");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! What every Schema Registry converter shares: the client with its keys and caches and Confluent's
+//! wire format ([`client`]), the compatibility levels ([`level`]), and the schema types behind one face
+//! ([`kinds`]) for the registry's API and the converters.
+
+pub mod client;
+pub mod kinds;
+pub mod level;
+
+pub use client::{frame, unframe, RegistryClient, RegistryConfig};
+pub use level::Level;
