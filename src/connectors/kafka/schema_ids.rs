@@ -13,32 +13,27 @@
 //! over again (store-and-forward). No record leaves with an ID that was not translated.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
-use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
 use crate::connectors::{Props, TaskError};
+use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
 use crate::storage::id_map::IdDirection;
 use crate::storage::registry::{SchemaReference, StoredSchema};
 use crate::storage::Store;
 
 /// The key of the destination registry's URL (Kafka sink).
 pub const DESTINATION_PREFIX: &str = "destination.schema.registry.";
-/// How long one request to the other registry may take.
-const TIMEOUT: Duration = Duration::from_secs(10);
 /// How deep references may nest.
 const MAX_DEPTH: usize = 16;
 
-/// The registry at the other end, reached with a blocking HTTP client (task threads may block).
+/// The registry at the other end, through the shared registry client (blocking: task threads may
+/// block; the HTTP client is made on first use, on the task's thread).
 #[derive(Debug)]
 pub(crate) struct OtherRegistry {
-    /// The base URL, without credentials or a trailing slash: the mapping table's `registry`.
+    /// The base URL without credentials: the name its mappings are kept under.
     url: String,
-    user_info: Option<(String, String)>,
-    /// Created on first use, on the task's thread (a blocking client may not be made or dropped on the
-    /// async executor's threads, where validation runs).
-    http: OnceLock<reqwest::blocking::Client>,
+    client: RegistryClient,
 }
 
 /// Reads `<prefix>url`, `<prefix>basic.auth.credentials.source` and `<prefix>basic.auth.user.info`
@@ -47,60 +42,37 @@ pub(crate) fn other_registry(
     config: &Props,
     prefix: &str,
 ) -> Result<Option<OtherRegistry>, String> {
+    let mut keys: Props = config
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_string(), v.clone())))
+        .filter(|(k, _)| k.starts_with("basic.auth."))
+        .collect();
     let Some(url) = config
         .get(&format!("{prefix}url"))
-        .and_then(|u| u.split(',').map(str::trim).find(|u| !u.is_empty()))
+        .filter(|u| u.split(',').any(|u| !u.trim().is_empty()))
     else {
         return Ok(None);
     };
-    let mut parsed =
-        reqwest::Url::parse(url).map_err(|e| format!("{prefix}url: '{url}' is not a URL: {e}"))?;
-    let source_key = format!("{prefix}basic.auth.credentials.source");
-    let source = config
-        .get(&source_key)
-        .map(|s| s.trim().to_ascii_uppercase())
-        .unwrap_or_else(|| "URL".into());
-    let user_info = match source.as_str() {
-        "URL" if !parsed.username().is_empty() => Some((
-            parsed.username().to_string(),
-            parsed.password().unwrap_or_default().to_string(),
-        )),
-        "URL" => None,
-        "USER_INFO" => {
-            let key = format!("{prefix}basic.auth.user.info");
-            let info = config
-                .get(&key)
-                .ok_or_else(|| format!("{key} is required with {source_key}=USER_INFO"))?;
-            let (user, password) = info
-                .split_once(':')
-                .ok_or_else(|| format!("{key}: expected user:password"))?;
-            Some((user.to_string(), password.to_string()))
-        }
-        other => {
-            return Err(format!(
-                "{source_key}: '{other}' is not one of URL, USER_INFO"
-            ))
-        }
-    };
-    // Credentials are never part of the name the mappings are kept under.
-    let _ = parsed.set_username("");
-    let _ = parsed.set_password(None);
+    keys.insert("schema.registry.url".into(), url.clone());
+    let registry =
+        RegistryConfig::from_map(&keys).map_err(|e| format!("{e} (the key under {prefix})"))?;
+    let mut named = reqwest::Url::parse(&registry.url)
+        .map_err(|e| format!("{prefix}url: '{}' is not a URL: {e}", registry.url))?;
+    // Credentials in the URL are sent (as the URL credentials source says), never kept as its name.
+    let _ = named.set_username("");
+    let _ = named.set_password(None);
     Ok(Some(OtherRegistry {
-        url: parsed.as_str().trim_end_matches('/').to_string(),
-        user_info,
-        http: OnceLock::new(),
+        url: named.as_str().trim_end_matches('/').to_string(),
+        client: RegistryClient::new(registry),
     }))
 }
 
 /// A request's failure: retriable (cannot reach, 5xx, 408, 429) or not.
-fn failure(url: &str, status: Option<u16>, why: String) -> TaskError {
-    let message = match status {
-        Some(s) => format!("The Schema Registry at {url} answered {s}: {why}"),
-        None => format!("The Schema Registry at {url} cannot be reached: {why}"),
-    };
+fn failure(url: &str, status: u16, why: &str) -> TaskError {
+    let message = format!("The Schema Registry at {url} answered {status}: {why}");
     match status {
-        None | Some(408 | 429 | 500..=599) => TaskError::Retriable(message),
-        Some(_) => TaskError::Fatal(message),
+        408 | 429 | 500..=599 => TaskError::Retriable(message),
+        _ => TaskError::Fatal(message),
     }
 }
 
@@ -112,41 +84,20 @@ impl OtherRegistry {
         path: &str,
         body: Option<&Json>,
     ) -> Result<Option<Json>, TaskError> {
-        let url = format!("{}{path}", self.url);
-        let http = self.http.get_or_init(|| {
-            reqwest::blocking::Client::builder()
-                .timeout(TIMEOUT)
-                .build()
-                .unwrap_or_else(|_| reqwest::blocking::Client::new())
-        });
-        let mut req = http
-            .request(method, &url)
-            .header("Accept", "application/vnd.schemaregistry.v1+json");
-        if let Some((user, password)) = &self.user_info {
-            req = req.basic_auth(user, Some(password));
-        }
-        if let Some(b) = body {
-            req = req
-                .header("Content-Type", "application/vnd.schemaregistry.v1+json")
-                .body(b.to_string());
-        }
-        let answer = req
-            .send()
-            .map_err(|e| failure(&self.url, None, e.to_string()))?;
-        let status = answer.status().as_u16();
-        let text = answer
-            .text()
-            .map_err(|e| failure(&self.url, None, e.to_string()))?;
+        let (status, text) = self
+            .client
+            .call(method, path, body)
+            .map_err(|e| TaskError::Retriable(e.0))?;
         match status {
             200 => serde_json::from_str(&text)
                 .map(Some)
-                .map_err(|e| failure(&self.url, Some(status), format!("not JSON: {e}"))),
+                .map_err(|e| failure(&self.url, status, &format!("not JSON: {e}"))),
             404 => Ok(None),
-            _ => Err(failure(&self.url, Some(status), text)),
+            _ => Err(failure(&self.url, status, &text)),
         }
     }
 
-    /// Registers a schema under a subject (references already there): its ID and version there.
+    /// Registers a schema under a subject (its references already there): its ID and version there.
     fn register(
         &self,
         subject: &str,
@@ -159,18 +110,18 @@ impl OtherRegistry {
         if schema.schema_type != "AVRO" {
             body["schemaType"] = json!(schema.schema_type);
         }
-        let path = format!("/subjects/{encoded}/versions");
         let missing = || {
             failure(
                 &self.url,
-                Some(404),
-                format!("no subject {subject} after registering in it"),
+                404,
+                &format!("no subject {subject} after registering"),
             )
         };
+        let path = format!("/subjects/{encoded}/versions");
         let answer = self
             .call(reqwest::Method::POST, &path, Some(&body))?
             .ok_or_else(missing)?;
-        // The registration answers the ID only; the lookup answers the version too.
+        // A registration answers the ID alone; the lookup answers the version too.
         let found = self
             .call(
                 reqwest::Method::POST,
@@ -178,8 +129,10 @@ impl OtherRegistry {
                 Some(&body),
             )?
             .ok_or_else(missing)?;
-        let id = answer["id"].as_i64().or_else(|| found["id"].as_i64());
-        match (id, found["version"].as_i64().and_then(|v| i32::try_from(v).ok())) {
+        let version = found["version"]
+            .as_i64()
+            .and_then(|v| i32::try_from(v).ok());
+        match (answer["id"].as_i64(), version) {
             (Some(id), Some(version)) => Ok((id, version)),
             _ => Err(TaskError::Fatal(format!(
                 "The Schema Registry at {} answered no ID or version for subject {subject}: {answer} {found}",
@@ -229,10 +182,10 @@ impl SchemaIds {
         role: Role,
         data: &[u8],
     ) -> Result<Option<Vec<u8>>, TaskError> {
-        if data.len() < 5 || data[0] != 0 {
+        let Ok((id, payload)) = unframe(data) else {
             return Ok(None);
-        }
-        let id = i64::from(u32::from_be_bytes([data[1], data[2], data[3], data[4]]));
+        };
+        let id = i64::from(id);
         let preferred = match role {
             Role::Key => format!("{topic}-key"),
             Role::Value => format!("{topic}-value"),
@@ -247,9 +200,8 @@ impl SchemaIds {
             ))
         })?;
         let mut out = Vec::with_capacity(data.len());
-        out.push(0);
-        out.extend_from_slice(&to.to_be_bytes());
-        out.extend_from_slice(&data[5..]);
+        frame(to, &mut out);
+        out.extend_from_slice(payload);
         Ok(Some(out))
     }
 
