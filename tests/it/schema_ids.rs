@@ -21,6 +21,8 @@ use crate::schema_registry::{python, RegistryWorker};
 struct Shipped {
     key_id: Option<u32>,
     value_id: Option<u32>,
+    /// The value's payload after its header (one per line written).
+    payload: Vec<u8>,
 }
 
 fn id_of(bytes: Option<&[u8]>) -> Option<u32> {
@@ -50,6 +52,13 @@ async fn shipped(bootstrap: &str, topic: &str, count: usize, window: Duration) -
                 got.push(Shipped {
                     key_id: id_of(m.key()),
                     value_id: id_of(m.payload()),
+                    payload: m
+                        .payload()
+                        .unwrap_or_default()
+                        .iter()
+                        .skip(5)
+                        .copied()
+                        .collect(),
                 });
             }
         }
@@ -256,5 +265,84 @@ async fn records_wait_while_the_central_registry_is_down_then_ship_translated() 
     })
     .await;
     edge.stop().await;
+    central.stop().await;
+}
+
+/// The edge is the real binary, killed with SIGKILL while it ships: after a restart every record arrives
+/// with the central IDs, and the mappings kept in its database are used as they are. The central registry
+/// is READONLY after the kill, so a second registration would fail the task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_edge_killed_mid_flow_ships_everything_with_the_mappings_it_kept() {
+    let cluster = mock();
+    cluster.create_topic("k9", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let (central_dir, edge_dir) = (common::tempdir(), common::tempdir());
+    let central = RegistryWorker::start(central_dir.path(), &[]).await;
+    preregister_unrelated(&central).await;
+    let registry = format!("http://127.0.0.1:{}", common::free_port());
+    let props = format!(
+        "{}schema.registry.listeners={registry}\n",
+        common::binary_props(edge_dir.path())
+    );
+    let input = edge_dir.path().join("in.txt");
+    let lines: Vec<String> = (0..3000).map(|i| format!("reading {i:05}")).collect();
+    common::append_lines(&input, lines.clone());
+    let bin = common::start_binary_with(edge_dir.path(), &props, &[], 2);
+    let api = bin.healthy_api().await;
+    let mut source = avro_source("src", &input, "k9", &registry);
+    source["config"]["batch.size"] = json!("50");
+    common::create_through(&api, source).await;
+    let sink = kafka_sink(
+        "ship",
+        &bootstrap,
+        "k9",
+        &[("destination.schema.registry.url", central.registry.as_str())],
+    );
+    common::create_through(&api, sink).await;
+    let before = shipped(&bootstrap, "k9", 1, LONG).await;
+    assert!(!before.is_empty());
+    bin.kill();
+    let (status, _) = central.put("/mode", json!({"mode": "READONLY"})).await;
+    assert_eq!(status, 200);
+
+    let bin = common::start_binary_with(edge_dir.path(), &props, &[], 2);
+    let api = bin.healthy_api().await;
+    let value_id = latest_id(&central, "k9-value").await;
+    let key_id = latest_id(&central, "k9-key").await;
+    let got = wait_for("every line in Kafka", LONG, || async {
+        let got = shipped(&bootstrap, "k9", usize::MAX, Duration::from_secs(2)).await;
+        let distinct: std::collections::BTreeSet<&Vec<u8>> =
+            got.iter().map(|s| &s.payload).collect();
+        (distinct.len() >= lines.len()).then_some(got)
+    })
+    .await;
+    let distinct: std::collections::BTreeSet<&Vec<u8>> = got.iter().map(|s| &s.payload).collect();
+    eprintln!(
+        "edge kill -9: {} lines, {} read before the kill, {} read after restart, {} distinct",
+        lines.len(),
+        before.len(),
+        got.len(),
+        distinct.len()
+    );
+    assert_eq!(distinct.len(), lines.len(), "nothing lost");
+    assert!(
+        got.iter()
+            .all(|s| s.key_id == Some(key_id) && s.value_id == Some(value_id)),
+        "only central IDs"
+    );
+    assert_eq!(task(&api, "ship").await["state"], "RUNNING");
+    for subject in ["k9-key", "k9-value"] {
+        assert_eq!(
+            central.get(&format!("/subjects/{subject}/versions")).await,
+            (200, json!([1]))
+        );
+    }
+    let read = decode_centrally(&central, &bootstrap, "k9", 10).await;
+    assert_eq!(
+        read["values"][0],
+        json!({"line": lines[0], "origin": "edge"}),
+        "{read}"
+    );
+    bin.terminate();
     central.stop().await;
 }
