@@ -99,6 +99,12 @@ pub struct StoredAt {
 
 /// A running source task.
 pub trait SourceTask: Send {
+    /// Called by the worker before `start` with the worker's store, for tasks that keep state of their
+    /// own there or use the embedded Schema Registry (the mirror source's schema ID mappings). The
+    /// default ignores it.
+    fn attach_store(&mut self, store: &Store) {
+        let _ = store;
+    }
     /// Starts with the task config.
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError>;
     /// Returns the next records, or none after waiting a while (through `context.wait`).

@@ -11,11 +11,14 @@ use serde_json::{json, Value as Json};
 use warp::http::{HeaderMap, Method};
 
 use super::{only, parse_body, query_flag, ApiState, Reply, Request};
-use crate::converters::registry::kinds::{self, ParsedSchema, Referenced, SCHEMA_TYPES};
+use crate::converters::registry::kinds::{self, ParsedSchema, SCHEMA_TYPES};
+use crate::converters::registry::local::{
+    compatibility_check, parse_schema, parse_versions, MAX_REFERENCE_DEPTH,
+};
 use crate::converters::registry::Level;
 use crate::storage::registry::{
-    CompatibilityCheck, Registration, RegistryError, SchemaReference, Setting, StoredSchema,
-    SubjectVersion, DEFAULT_COMPATIBILITY, DEFAULT_MODE,
+    Registration, RegistryError, SchemaReference, Setting, StoredSchema, SubjectVersion,
+    DEFAULT_COMPATIBILITY, DEFAULT_MODE,
 };
 use crate::storage::Store;
 
@@ -24,9 +27,6 @@ pub(crate) const CONTENT_TYPE: &str = "application/vnd.schemaregistry.v1+json";
 
 /// The modes.
 const MODES: &[&str] = &["READWRITE", "READONLY", "READONLY_OVERRIDE", "IMPORT"];
-
-/// How deep references may nest.
-const MAX_REFERENCE_DEPTH: usize = 32;
 
 impl From<RegistryError> for Reply {
     fn from(e: RegistryError) -> Reply {
@@ -368,85 +368,6 @@ async fn fetch_references(
         fetched.insert(key, found.schema);
     }
     Ok(fetched)
-}
-
-/// Parses a schema after the schemas it references (found through `resolve`), so the names they define
-/// are known.
-fn parse_schema(
-    schema_type: &str,
-    text: &str,
-    refs: &[SchemaReference],
-    resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
-    depth: usize,
-) -> std::result::Result<ParsedSchema, String> {
-    if depth > MAX_REFERENCE_DEPTH {
-        return Err("references nest too deep".into());
-    }
-    let mut known = Vec::with_capacity(refs.len());
-    for r in refs {
-        let stored = resolve(&r.subject, r.version).ok_or_else(|| {
-            format!(
-                "reference '{}' names subject '{}' version {}, which does not exist",
-                r.name, r.subject, r.version
-            )
-        })?;
-        let parsed = parse_schema(
-            &stored.schema_type,
-            &stored.schema,
-            &stored.references,
-            resolve,
-            depth + 1,
-        )?;
-        known.push(Referenced {
-            name: r.name.clone(),
-            text: stored.schema,
-            parsed,
-        });
-    }
-    ParsedSchema::parse(schema_type, text, &known)
-}
-
-/// Parses stored versions of the new schema's type; one that no longer parses (it cannot be, it was
-/// checked) is left out.
-fn parse_versions(
-    schema_type: &str,
-    live: &[SubjectVersion],
-    resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
-) -> Vec<ParsedSchema> {
-    live.iter()
-        .filter(|v| v.schema.schema_type == schema_type)
-        .filter_map(|v| {
-            parse_schema(
-                schema_type,
-                &v.schema.schema,
-                &v.schema.references,
-                resolve,
-                0,
-            )
-            .ok()
-        })
-        .collect()
-}
-
-/// The check run inside the registering transaction: the new schema against the subject's versions at the
-/// level in force.
-fn compatibility_check(subject: String, parsed: ParsedSchema) -> CompatibilityCheck {
-    Box::new(move |level, live, resolve| {
-        let level = Level::parse(level).unwrap_or(Level::Backward);
-        let previous = parse_versions(parsed.schema_type(), live, resolve);
-        let messages = kinds::check(level, &parsed, &previous);
-        if messages.is_empty() {
-            return Ok(());
-        }
-        Err(RegistryError::new(
-            409,
-            409,
-            format!(
-                "Schema being registered is incompatible with an earlier schema for subject \"{subject}\", details: [{}]",
-                messages.join(", ")
-            ),
-        ))
-    })
 }
 
 /// `POST /compatibility/subjects/{s}/versions[/{v}]`: `{"is_compatible"}`, with `messages` when

@@ -4,7 +4,10 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::registry::{schema_by_id, version, versions_of_id, RegistryError, StoredSchema};
+use super::registry::{
+    register, schema_by_id, version, versions_of_id, CompatibilityCheck, Registration,
+    RegistryError, StoredSchema,
+};
 use super::{StorageError, Store};
 
 /// Which way a mapping translates.
@@ -95,5 +98,19 @@ impl Store {
             Ok(version(c, &subject, Some(wanted), true).map(|v| v.schema))
         });
         read.map_err(RegistryError::from)?
+    }
+
+    /// Registers a schema under a subject from a task thread (blocks until committed); see
+    /// [`Store::registry_register`].
+    pub fn registry_register_blocking(
+        &self,
+        subject: String,
+        reg: Registration,
+        check: CompatibilityCheck,
+    ) -> Result<(i64, i32), RegistryError> {
+        let done = self
+            .writer
+            .call_blocking(move |c: &Connection| Ok(register(c, &subject, &reg, check)));
+        done.map_err(RegistryError::from)?
     }
 }

@@ -357,7 +357,7 @@ fn insert_schema(
 
 /// Registers `reg` under `subject`: the ID and version it has when the subject already holds it live,
 /// else a new version after `check` (skipped in IMPORT mode).
-fn register(
+pub(super) fn register(
     conn: &Connection,
     subject: &str,
     reg: &Registration,

@@ -155,6 +155,14 @@ mod registry_keys {
         ("destination.schema.registry.basic.auth.credentials.source", ConfigType::String, Some("URL"), Importance::Low, "Where the destination registry's credentials come from: URL (user:password@ in the URL) or USER_INFO"),
         ("destination.schema.registry.basic.auth.user.info", ConfigType::Password, Some(""), Importance::Low, "user:password for the destination registry, with basic.auth.credentials.source=USER_INFO"),
     ];
+
+    /// The mirror source's source registry.
+    #[rustfmt::skip]
+    pub(super) const SOURCE: [KeyRow; 3] = [
+        ("source.schema.registry.url", ConfigType::String, Some(""), Importance::Medium, "The Schema Registry of the source cluster. When set, a key or value in Confluent's wire format whose schema ID that registry has is stored with the ID this worker's registry gives its schema (registered here under the same subject, once)"),
+        ("source.schema.registry.basic.auth.credentials.source", ConfigType::String, Some("URL"), Importance::Low, "Where the source registry's credentials come from: URL (user:password@ in the URL) or USER_INFO"),
+        ("source.schema.registry.basic.auth.user.info", ConfigType::Password, Some(""), Importance::Low, "user:password for the source registry, with basic.auth.credentials.source=USER_INFO"),
+    ];
 }
 
 /// The KafkaSink keys, each with a validator.
@@ -214,6 +222,7 @@ impl ConnectorPlugin for MirrorSource {
                 .validator(Validator::NonEmptyString),
             )
             .define_rows(MIRROR_KEYS)
+            .define_rows(&registry_keys::SOURCE)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);
@@ -223,6 +232,7 @@ impl ConnectorPlugin for MirrorSource {
             checked,
             &["source.consumer.", "consumer.", "source.cluster."],
         );
+        errors.extend(registry_errors(&props, schema_ids::SOURCE_PREFIX));
         if let Err(e) = mirror::ReplicationPolicy::from_config(&props) {
             errors.push((POLICY_CLASS.to_string(), e));
         }

@@ -17,13 +17,16 @@ use std::collections::HashMap;
 use serde_json::{json, Value as Json};
 
 use crate::connectors::{Props, TaskError};
+use crate::converters::registry::local;
 use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
-use crate::storage::id_map::IdDirection;
+use crate::storage::id_map::{IdDirection, LocalSchema};
 use crate::storage::registry::{SchemaReference, StoredSchema};
 use crate::storage::Store;
 
-/// The key of the destination registry's URL (Kafka sink).
+/// The prefix of the Kafka sink's keys of the destination registry (`url`, `basic.auth.*`).
 pub const DESTINATION_PREFIX: &str = "destination.schema.registry.";
+/// The prefix of the mirror source's keys of the source cluster's registry.
+pub const SOURCE_PREFIX: &str = "source.schema.registry.";
 /// How deep references may nest.
 const MAX_DEPTH: usize = 16;
 
@@ -97,6 +100,20 @@ impl OtherRegistry {
         }
     }
 
+    /// A schema as this registry answered it (`GET /schemas/ids/{id}`, `GET /subjects/{s}/versions/{v}`).
+    fn stored(&self, id: i64, answer: &Json) -> Result<StoredSchema, TaskError> {
+        let schema = answer["schema"]
+            .as_str()
+            .ok_or_else(|| failure(&self.url, 200, &format!("no schema in {answer}")))?;
+        let references = serde_json::from_value(answer["references"].clone()).unwrap_or_default();
+        Ok(StoredSchema {
+            id,
+            schema_type: answer["schemaType"].as_str().unwrap_or("AVRO").to_string(),
+            schema: schema.to_string(),
+            references,
+        })
+    }
+
     /// Registers a schema under a subject (its references already there): its ID and version there.
     fn register(
         &self,
@@ -104,8 +121,7 @@ impl OtherRegistry {
         schema: &StoredSchema,
         refs: &[SchemaReference],
     ) -> Result<(i64, i32), TaskError> {
-        let encoded =
-            percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
+        let encoded = encode(subject);
         let mut body = json!({ "schema": schema.schema, "references": refs });
         if schema.schema_type != "AVRO" {
             body["schemaType"] = json!(schema.schema_type);
@@ -142,6 +158,18 @@ impl OtherRegistry {
     }
 }
 
+/// A subject as a path segment.
+fn encode(subject: &str) -> percent_encoding::PercentEncode<'_> {
+    percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC)
+}
+
+/// The `version` of a registry answer.
+fn version_of(answer: &Json) -> Option<i32> {
+    answer["version"]
+        .as_i64()
+        .and_then(|v| i32::try_from(v).ok())
+}
+
 /// Which part of a record a framed payload is.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Role {
@@ -157,22 +185,94 @@ pub(crate) struct SchemaIds {
     store: Store,
     other: OtherRegistry,
     direction: IdDirection,
-    /// ID → translated ID (`None`: not a local ID, so not framed).
+    /// ID → translated ID (`None`: the side translated from has no such ID, so not framed).
     ids: HashMap<i64, Option<i64>>,
-    /// Local (subject, version) → the version in the other registry.
+    /// (subject, version) on the side translated from → the version on the other side.
     versions: HashMap<(String, i32), i32>,
 }
 
 impl SchemaIds {
-    /// Translation from the local registry to `other` (the Kafka sink).
-    pub(crate) fn outbound(store: Store, other: OtherRegistry) -> SchemaIds {
+    /// Translation from the local registry to `other` (the Kafka sink) or, `inbound`, from `other` to
+    /// the local registry (the mirror source).
+    pub(crate) fn new(store: Store, other: OtherRegistry, inbound: bool) -> SchemaIds {
         SchemaIds {
             store,
             other,
-            direction: IdDirection::Out,
+            direction: if inbound {
+                IdDirection::In
+            } else {
+                IdDirection::Out
+            },
             ids: HashMap::new(),
             versions: HashMap::new(),
         }
+    }
+
+    /// A schema of the side IDs are translated from, with the (subject, version) pairs using it; `None`
+    /// when that registry has no such ID.
+    fn source_schema(&self, id: i64) -> Result<Option<LocalSchema>, TaskError> {
+        if self.direction == IdDirection::Out {
+            return self
+                .store
+                .registry_schema_with_subjects_blocking(id)
+                .map_err(Self::storage_error);
+        }
+        let get = |path: &str| self.other.call(reqwest::Method::GET, path, None);
+        let Some(found) = get(&format!("/schemas/ids/{id}"))? else {
+            return Ok(None);
+        };
+        let used_by = get(&format!("/schemas/ids/{id}/versions"))?.unwrap_or_default();
+        let used_by = used_by
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| Some((v["subject"].as_str()?.to_string(), version_of(v)?)))
+            .collect();
+        Ok(Some((self.other.stored(id, &found)?, used_by)))
+    }
+
+    /// One version of a subject of the side IDs are translated from.
+    fn source_version(&self, r: &SchemaReference) -> Result<StoredSchema, TaskError> {
+        let unknown = |e: String| {
+            TaskError::fatal(format!(
+                "Reference '{}' ({} version {}): {e}",
+                r.name, r.subject, r.version
+            ))
+        };
+        if self.direction == IdDirection::Out {
+            return self
+                .store
+                .registry_version_blocking(&r.subject, r.version)
+                .map_err(|e| unknown(e.to_string()));
+        }
+        let encoded = encode(&r.subject);
+        let path = format!("/subjects/{encoded}/versions/{}", r.version);
+        let found = self
+            .other
+            .call(reqwest::Method::GET, &path, None)?
+            .ok_or_else(|| unknown(format!("not found in {}", self.other.url)))?;
+        self.other
+            .stored(found["id"].as_i64().unwrap_or(-1), &found)
+    }
+
+    /// Registers a schema on the side IDs are translated to: its ID and version there.
+    fn register_target(
+        &self,
+        subject: &str,
+        schema: &StoredSchema,
+        refs: Vec<SchemaReference>,
+    ) -> Result<(i64, i32), TaskError> {
+        if self.direction == IdDirection::Out {
+            return self.other.register(subject, schema, &refs);
+        }
+        local::register_blocking(&self.store, subject, &schema.schema_type, &schema.schema, refs)
+            .map_err(|e| match e.status {
+                500..=599 => Self::storage_error(e),
+                _ => TaskError::Fatal(format!(
+                    "Schema {} of {} cannot be registered under subject {subject} in this worker's registry: {e}",
+                    schema.id, self.other.url
+                )),
+            })
     }
 
     /// The payload with its schema ID translated; `None` when it is not framed (left as it is).
@@ -224,11 +324,7 @@ impl SchemaIds {
             self.ids.insert(id, Some(to));
             return Ok(Some(to));
         }
-        let Some((schema, used_by)) = self
-            .store
-            .registry_schema_with_subjects_blocking(id)
-            .map_err(Self::storage_error)?
-        else {
+        let Some((schema, used_by)) = self.source_schema(id)? else {
             self.ids.insert(id, None);
             return Ok(None);
         };
@@ -240,11 +336,11 @@ impl SchemaIds {
             .cloned()
             .ok_or_else(|| TaskError::fatal(format!("Schema ID {id} is under no subject")))?;
         let refs = self.references(&schema.references, 0)?;
-        let (to, _) = self.other.register(&subject, &schema, &refs)?;
+        let (to, _) = self.register_target(&subject, &schema, refs)?;
         self.store
             .put_id_mapping_blocking(self.direction, &self.other.url, id, to)
             .map_err(Self::storage_error)?;
-        tracing::info!(registry = %self.other.url, %subject, from = id, to, "Schema registered in the destination registry.");
+        tracing::info!(registry = %self.other.url, direction = ?self.direction, %subject, from = id, to, "Schema ID translated.");
         self.ids.insert(id, Some(to));
         Ok(Some(to))
     }
@@ -264,17 +360,9 @@ impl SchemaIds {
             let version = match self.versions.get(&key) {
                 Some(v) => *v,
                 None => {
-                    let local = self
-                        .store
-                        .registry_version_blocking(&r.subject, r.version)
-                        .map_err(|e| {
-                            TaskError::fatal(format!(
-                                "Reference '{}' ({} version {}): {e}",
-                                r.name, r.subject, r.version
-                            ))
-                        })?;
-                    let nested = self.references(&local.references, depth + 1)?;
-                    let (_, version) = self.other.register(&r.subject, &local, &nested)?;
+                    let found = self.source_version(r)?;
+                    let nested = self.references(&found.references, depth + 1)?;
+                    let (_, version) = self.register_target(&r.subject, &found, nested)?;
                     self.versions.insert(key, version);
                     version
                 }

@@ -269,7 +269,7 @@ impl SinkTask for KafkaSinkTask {
                 let store = self.store.clone().ok_or_else(|| {
                     TaskError::fatal("destination.schema.registry.url needs the worker's store")
                 })?;
-                Some(SchemaIds::outbound(store, other))
+                Some(SchemaIds::new(store, other, false))
             }
             None => None,
         };

@@ -5,6 +5,7 @@
 pub mod client;
 pub mod kinds;
 pub mod level;
+pub mod local;
 
 pub use client::{frame, unframe, RegistryClient, RegistryConfig};
 pub use level::Level;
