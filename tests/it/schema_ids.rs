@@ -346,3 +346,144 @@ async fn the_edge_killed_mid_flow_ships_everything_with_the_mappings_it_kept() {
     bin.terminate();
     central.stop().await;
 }
+
+/// Avro's encoding of a short string (under 64 bytes): its zig-zag length, then its bytes.
+fn avro_string(s: &str, out: &mut Vec<u8>) {
+    assert!(s.len() < 64);
+    out.push((s.len() * 2) as u8);
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn framed(id: u32, strings: &[&str]) -> Vec<u8> {
+    let mut out = vec![0];
+    out.extend_from_slice(&id.to_be_bytes());
+    for s in strings {
+        avro_string(s, &mut out);
+    }
+    out
+}
+
+/// The schema IDs of the values stored in a local topic, read over the worker's REST API.
+async fn stored_ids(api: &Client, topic: &str) -> Vec<Option<u32>> {
+    use base64::Engine as _;
+    let (status, records) = api
+        .get(&format!("/topics/{topic}/partitions/0/records?offset=0"))
+        .await
+        .unwrap();
+    if status != 200 {
+        return Vec::new();
+    }
+    records
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(r["value"].as_str().unwrap_or_default())
+                .unwrap();
+            id_of(Some(&bytes))
+        })
+        .collect()
+}
+
+/// The other way: a MirrorSourceConnector with `source.schema.registry.url` brings records framed with
+/// the central registry's IDs into the edge's log with the edge registry's IDs, their schemas (and the
+/// schemas those reference) registered in the edge registry under the same subjects; a FileStreamSink
+/// with AvroConverter against the edge registry decodes them. Bytes that are not framed pass as they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirror_source_registers_central_schemas_locally_and_rewrites_their_ids() {
+    let cluster = mock();
+    for topic in ["plain", "nested"] {
+        cluster.create_topic(topic, 1, 1).unwrap();
+    }
+    let bootstrap = cluster.bootstrap_servers();
+    let (central_dir, edge_dir) = (common::tempdir(), common::tempdir());
+    let central = RegistryWorker::start(central_dir.path(), &[]).await;
+    let edge = RegistryWorker::start(edge_dir.path(), &[]).await;
+    preregister_unrelated(&edge).await;
+    // Central: a string schema, and a record schema referencing another subject's record.
+    let plain_id = central.register("plain-value", "\"string\"").await as u32;
+    let unit = r#"{"type":"record","name":"Unit","namespace":"edge","fields":[{"name":"name","type":"string"}]}"#;
+    central.register("unit", unit).await;
+    let reading = r#"{"type":"record","name":"Reading","namespace":"edge","fields":[{"name":"sensor","type":"string"},{"name":"unit","type":"edge.Unit"}]}"#;
+    let (status, body) = central
+        .post(
+            "/subjects/nested-value/versions",
+            json!({"schema": reading, "references": [{"name": "edge.Unit", "subject": "unit", "version": 1}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let nested_id = body["id"].as_u64().unwrap() as u32;
+    let lines: Vec<String> = (0..5).map(|i| format!("line {i}")).collect();
+    let mut plain: Vec<Vec<u8>> = lines.iter().map(|l| framed(plain_id, &[l])).collect();
+    plain.push(b"not framed".to_vec());
+    let nested: Vec<Vec<u8>> = (0..3)
+        .map(|i| framed(nested_id, &[&format!("s{i}"), "C"]))
+        .collect();
+    tokio::task::spawn_blocking(move || {
+        let producer: rdkafka::producer::BaseProducer = ClientConfig::new()
+            .set("bootstrap.servers", &bootstrap)
+            .create()
+            .unwrap();
+        for (topic, values) in [("plain", plain), ("nested", nested)] {
+            for v in values {
+                producer
+                    .send(rdkafka::producer::BaseRecord::<(), _>::to(topic).payload(&v))
+                    .map_err(|(e, _)| e)
+                    .unwrap();
+            }
+        }
+        rdkafka::producer::Producer::flush(&producer, Duration::from_secs(30)).unwrap();
+    })
+    .await
+    .unwrap();
+    let mut mirror = crate::kafka::mirror(
+        "from-central",
+        &cluster.bootstrap_servers(),
+        "plain,nested",
+        &[("source.schema.registry.url", central.registry.as_str())],
+    );
+    mirror["config"]["tasks.max"] = json!("1");
+    common::create_through(&edge.api, mirror).await;
+    let out = edge_dir.path().join("plain.txt");
+    let mut sink = common::file_sink("decode", &out, "src.plain");
+    sink["config"]["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+    sink["config"]["value.converter.schema.registry.url"] = json!(edge.registry);
+    sink["config"]["errors.tolerance"] = json!("all");
+    common::create_through(&edge.api, sink).await;
+    wait_until("the framed lines decoded at the edge", || async {
+        common::lines(&out) == lines
+    })
+    .await;
+    let nested_ids = wait_for("the nested records in the edge's log", LONG, || async {
+        let ids = stored_ids(&edge.api, "src.nested").await;
+        (ids.len() == 3).then_some(ids)
+    })
+    .await;
+    let plain_ids = stored_ids(&edge.api, "src.plain").await;
+    let (edge_plain, edge_nested) = (
+        latest_id(&edge, "plain-value").await,
+        latest_id(&edge, "nested-value").await,
+    );
+    assert_ne!(
+        (edge_plain, edge_nested),
+        (plain_id, nested_id),
+        "the IDs differ"
+    );
+    let mut expected = vec![Some(edge_plain); 5];
+    expected.push(None);
+    assert_eq!(
+        plain_ids, expected,
+        "framed ones rewritten, the other as it was"
+    );
+    assert_eq!(nested_ids, vec![Some(edge_nested); 3]);
+    let (_, latest) = edge.get("/subjects/nested-value/versions/latest").await;
+    assert_eq!(
+        latest["references"],
+        json!([{"name": "edge.Unit", "subject": "unit", "version": 1}]),
+        "{latest}"
+    );
+    assert_eq!(edge.get("/subjects/unit/versions").await, (200, json!([1])));
+    edge.stop().await;
+    central.stop().await;
+}
