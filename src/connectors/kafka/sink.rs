@@ -43,6 +43,9 @@ const TIMEOUT_KEYS: [&str; 2] = ["message.timeout.ms", "delivery.timeout.ms"];
 /// librdkafka's default delivery timeout, kept as the sink's default.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
 
+/// A key or value as it is produced: the stored bytes, or the bytes with their schema ID translated.
+type Bytes<'a> = Option<Cow<'a, [u8]>>;
+
 /// Delivery bookkeeping shared with the producer's callbacks.
 #[derive(Debug, Default)]
 struct Deliveries {
@@ -132,7 +135,7 @@ impl KafkaSinkTask {
     fn key_and_value<'a>(
         &mut self,
         r: &'a SinkRecord,
-    ) -> Result<(Option<Cow<'a, [u8]>>, Option<Cow<'a, [u8]>>), TaskError> {
+    ) -> Result<(Bytes<'a>, Bytes<'a>), TaskError> {
         let key = bytes_of("key", &r.record.key)?;
         let value = bytes_of("value", &r.record.value)?;
         let Some(ids) = self.schema_ids.as_mut() else {
