@@ -41,6 +41,7 @@ impl RegistryWorker {
     }
 
     /// Starts the worker with its Schema Registry on `registry` (`host:port`), as after a restart.
+    #[cfg_attr(not(feature = "kafka-client"), allow(dead_code))]
     pub(crate) async fn start_at(dir: &Path, registry: &str) -> RegistryWorker {
         let registry = tokio::net::TcpListener::bind(registry).await.unwrap();
         Self::launch_on(dir, &[], false, registry).await

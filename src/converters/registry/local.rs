@@ -6,9 +6,8 @@
 use super::kinds::{self, ParsedSchema, Referenced};
 use super::Level;
 use crate::storage::registry::{
-    CompatibilityCheck, Registration, RegistryError, SchemaReference, StoredSchema, SubjectVersion,
+    CompatibilityCheck, RegistryError, SchemaReference, StoredSchema, SubjectVersion,
 };
-use crate::storage::Store;
 
 /// How deep references may nest.
 pub const MAX_REFERENCE_DEPTH: usize = 32;
@@ -98,8 +97,9 @@ pub fn compatibility_check(subject: String, parsed: ParsedSchema) -> Compatibili
 ///
 /// # Errors
 /// The registry's error, with Confluent's code (42201 invalid, 409 incompatible, 42205 mode).
+#[cfg(feature = "kafka-client")]
 pub fn register_blocking(
-    store: &Store,
+    store: &crate::storage::Store,
     subject: &str,
     schema_type: &str,
     text: &str,
@@ -108,7 +108,7 @@ pub fn register_blocking(
     let resolve = |s: &str, v: i32| store.registry_version_blocking(s, v).ok();
     let parsed = parse_schema(schema_type, text, &references, &resolve, 0)
         .map_err(|e| RegistryError::new(422, 42201, format!("Invalid schema: {e}")))?;
-    let reg = Registration {
+    let reg = crate::storage::registry::Registration {
         schema_type: schema_type.to_string(),
         schema: parsed.canonical(),
         references,
