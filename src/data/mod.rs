@@ -16,6 +16,7 @@
 mod builder;
 mod java;
 pub mod logical;
+pub mod project;
 pub mod values;
 
 use std::collections::BTreeMap;

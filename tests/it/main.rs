@@ -42,6 +42,7 @@ mod rest_polish;
 #[cfg(feature = "kafka-client")]
 mod schema_ids;
 mod schema_registry;
+mod schema_registry_avro;
 mod security;
 mod spooldir;
 mod task_cap;

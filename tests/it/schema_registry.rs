@@ -34,8 +34,21 @@ impl RegistryWorker {
         Self::launch(dir, extra, false).await
     }
 
+    /// Starts the worker with its registry listener on HTTPS, serving `cert` and `key` (PEM).
+    pub(crate) async fn launch_tls(dir: &Path, cert: &str, key: &str) -> RegistryWorker {
+        let settings = [
+            ("schema.registry.listeners", "https://127.0.0.1:0"),
+            ("ssl.keystore.type", "PEM"),
+            ("ssl.keystore.certificate.chain", cert),
+            ("ssl.keystore.key", key),
+        ];
+        let mut w = Self::launch(dir, &settings, false).await;
+        w.registry = w.registry.replacen("http://", "https://", 1);
+        w
+    }
+
     /// Starts the worker; with `kafka`, a Kafka listener too (its address in `bootstrap`).
-    async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
+    pub(crate) async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
         let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         Self::launch_on(dir, extra, kafka, registry).await
     }

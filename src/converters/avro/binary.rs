@@ -30,18 +30,24 @@ fn mismatch(schema: &Schema, value: &Value) -> DataError {
     ))
 }
 
-/// Writes `value` along `schema` (an optional schema as the union `["null", T]`).
+/// Writes `value` along `schema` (an optional schema as the union `["null", T]`, or `[T, "null"]` with a
+/// default other than null).
 pub fn encode(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
     let value = match (value, &schema.default_value) {
         (Value::Null, Some(d)) => d,
         _ => value,
     };
+    if super::connect::is_union(schema) {
+        return encode_union(schema, value, out);
+    }
     if schema.optional {
+        // The union's branches: `["null", T]`, or `[T, "null"]` when a default other than null leads.
+        let null_last = super::connect::null_last(schema);
         if value.is_null() {
-            out.push(0);
+            out.push(if null_last { 2 } else { 0 });
             return Ok(());
         }
-        out.push(2);
+        out.push(if null_last { 0 } else { 2 });
     } else if value.is_null() {
         return Err(DataError::new(format!(
             "Invalid value: null used for required value, schema type: {}",
@@ -90,6 +96,43 @@ pub fn encode(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), D
         _ => return Err(mismatch(schema, value)),
     }
     Ok(())
+}
+
+/// A struct read from a general union: the branch of its first field that is set (null when none is and
+/// the union has null).
+fn encode_union(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
+    let offset = i64::from(schema.optional);
+    let set = match value {
+        Value::Struct(s) => s
+            .values
+            .iter()
+            .enumerate()
+            .find(|(_, v)| !v.is_null())
+            .and_then(|(i, v)| Some((i, v, schema.fields.get(i)?))),
+        Value::Null => None,
+        _ => return Err(mismatch(schema, value)),
+    };
+    match set {
+        Some((i, v, field)) => {
+            write_long(out, offset + i as i64);
+            let mut branch = (*field.schema).clone();
+            branch.optional = false;
+            encode(&branch, v, out)
+        }
+        None if schema.optional => {
+            out.push(0);
+            Ok(())
+        }
+        None => Err(DataError::new(format!(
+            "A union value with no branch set for the required union {}",
+            schema
+                .fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 fn child(s: Option<&Schema>) -> Result<&Schema, DataError> {
@@ -193,9 +236,12 @@ impl<'a> Reader<'a> {
             Node::Union(branches) => {
                 let i = usize::try_from(self.long()?)
                     .ok()
-                    .and_then(|i| branches.get(i))
+                    .filter(|i| *i < branches.len())
                     .ok_or_else(|| DataError::new("An Avro union index is out of range"))?;
-                return self.value(i, schema);
+                if super::connect::is_union(schema) {
+                    return self.union_struct(branches, i, schema);
+                }
+                return self.value(&branches[i], schema);
             }
             Node::Primitive(p) => self.primitive(p, schema)?,
             Node::Array(items) => {
@@ -244,6 +290,27 @@ impl<'a> Reader<'a> {
                     .map_err(|_| DataError::new("An Avro string is not UTF-8"))?,
             ),
         })
+    }
+
+    /// Branch `i` of a general union, as the struct with that branch's field set.
+    fn union_struct(
+        &mut self,
+        branches: &[Node],
+        i: usize,
+        schema: &SchemaRef,
+    ) -> Result<Value, DataError> {
+        let null = Node::Primitive("null");
+        if branches[i] == null {
+            return Ok(Value::Null);
+        }
+        let field = branches[..i].iter().filter(|b| **b != null).count();
+        let f = schema
+            .fields
+            .get(field)
+            .ok_or_else(|| DataError::new("An Avro union branch without its Connect field"))?;
+        let mut s = Struct::new(schema.clone());
+        s.values[field] = self.value(&branches[i], &f.schema)?;
+        Ok(Value::Struct(s))
     }
 
     /// An array of MapEntry records read as a map.

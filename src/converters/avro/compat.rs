@@ -13,6 +13,49 @@ pub fn check(level: Level, new: &AvroSchema, previous: &[AvroSchema]) -> Vec<Str
     level.check(new, previous, can_read)
 }
 
+/// Whether data written with `a` and with `b` are the same bytes: the same types in the same order
+/// (names, docs, defaults and aliases aside).
+pub fn same_encoding(a: &AvroSchema, b: &AvroSchema) -> bool {
+    let mut seen = BTreeSet::new();
+    same_node(a, &a.root, b, &b.root, &mut seen)
+}
+
+fn same_node(
+    a: &AvroSchema,
+    an: &Node,
+    b: &AvroSchema,
+    bn: &Node,
+    seen: &mut BTreeSet<(String, String)>,
+) -> bool {
+    match (an, bn) {
+        (Node::Primitive(x), Node::Primitive(y)) => x == y,
+        (Node::Array(x), Node::Array(y)) | (Node::Map(x), Node::Map(y)) => {
+            same_node(a, x, b, y, seen)
+        }
+        (Node::Union(xs), Node::Union(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_node(a, x, b, y, seen))
+        }
+        (Node::Named(x), Node::Named(y)) => {
+            if !seen.insert((x.clone(), y.clone())) {
+                return true;
+            }
+            match (a.lookup(x).map(|n| &n.kind), b.lookup(y).map(|n| &n.kind)) {
+                (Some(NamedKind::Record(fx)), Some(NamedKind::Record(fy))) => {
+                    fx.len() == fy.len()
+                        && fx
+                            .iter()
+                            .zip(fy)
+                            .all(|(f, g)| same_node(a, &f.node, b, &g.node, seen))
+                }
+                (Some(NamedKind::Enum(sx, _)), Some(NamedKind::Enum(sy, _))) => sx == sy,
+                (Some(NamedKind::Fixed(x)), Some(NamedKind::Fixed(y))) => x == y,
+                _ => false,
+            }
+        }
+        _ => false,
+    }
+}
+
 /// Why data written with `writer` cannot be read with `reader`; empty when it can.
 pub fn can_read(reader: &AvroSchema, writer: &AvroSchema) -> Vec<String> {
     let mut r = Resolver {

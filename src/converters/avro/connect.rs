@@ -13,12 +13,14 @@ use super::schema::{AvroSchema, NamedKind, Node};
 use crate::data::logical::{
     LogicalKind, DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
 };
-use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType};
+use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType, Struct, Value};
 
 /// The namespace of the records Confluent's converter makes up.
 const NAMESPACE: &str = "io.confluent.connect.avro";
 /// The name of an unnamed struct.
 const DEFAULT_NAME: &str = "ConnectDefault";
+/// The Connect struct a general Avro union is read as.
+pub const UNION_NAME: &str = "io.confluent.connect.avro.Union";
 /// Decimal precision parameter Confluent writes.
 const PRECISION_PARAMETER: &str = "connect.decimal.precision";
 
@@ -28,11 +30,64 @@ pub struct ToAvro {
     unnamed: usize,
     /// Named records already written, so a second use refers to the first by name.
     written: BTreeMap<String, ()>,
+    /// `connect.meta.data=false`: no `connect.doc`, `connect.version`, `connect.parameters`,
+    /// `connect.name`.
+    no_meta: bool,
+    /// `scrub.invalid.names`: names made valid Avro names.
+    scrub: bool,
+}
+
+/// How a Connect schema is written as Avro: Confluent's `connect.meta.data` and `scrub.invalid.names`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvroOptions {
+    /// Write the Connect metadata (`connect.*` properties; default true).
+    pub meta: bool,
+    /// Replace what Avro does not allow in names (default false).
+    pub scrub: bool,
+}
+
+impl Default for AvroOptions {
+    fn default() -> Self {
+        AvroOptions {
+            meta: true,
+            scrub: false,
+        }
+    }
 }
 
 /// The Avro schema JSON of a Connect schema.
+#[cfg(test)]
 pub fn to_avro(schema: &Schema) -> Json {
-    ToAvro::default().schema(schema, true)
+    to_avro_with(schema, AvroOptions::default())
+}
+
+/// The Avro schema JSON of a Connect schema, with Confluent's options.
+pub fn to_avro_with(schema: &Schema, options: AvroOptions) -> Json {
+    ToAvro {
+        no_meta: !options.meta,
+        scrub: options.scrub,
+        ..ToAvro::default()
+    }
+    .schema(schema, true)
+}
+
+/// Confluent's `scrubName`: every character Avro does not allow in a name becomes `_`, and a name that
+/// does not start with a letter or `_` gets an `x` in front.
+pub fn scrub_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !out.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.insert(0, 'x');
+    }
+    out
 }
 
 /// A Connect schema's metadata as Avro properties.
@@ -54,13 +109,30 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
 }
 
 impl ToAvro {
+    fn props(&self, schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
+        if !self.no_meta {
+            connect_props(schema, out, with_name);
+        }
+    }
+
+    fn name(&self, name: &str) -> String {
+        if self.scrub {
+            scrub_name(name)
+        } else {
+            name.to_string()
+        }
+    }
+
     /// `optional` schemas become `["null", T]` unless `strip_optional` says the caller handles it.
     fn schema(&mut self, schema: &Schema, strip_optional: bool) -> Json {
+        if is_union(schema) {
+            return self.union(schema);
+        }
         let body = self.required(schema);
-        if schema.optional && strip_optional {
-            json!(["null", body])
-        } else {
-            body
+        match (schema.optional && strip_optional, null_last(schema)) {
+            (false, _) => body,
+            (true, false) => json!(["null", body]),
+            (true, true) => json!([body, "null"]),
         }
     }
 
@@ -111,7 +183,7 @@ impl ToAvro {
                 SchemaType::Struct => return self.record(schema),
             },
         };
-        connect_props(schema, &mut props, true);
+        self.props(schema, &mut props, true);
         if props.is_empty() {
             return json!(base);
         }
@@ -119,6 +191,16 @@ impl ToAvro {
         out.insert("type".into(), json!(base));
         out.extend(props);
         Json::Object(out)
+    }
+
+    /// A struct read from a general union, written back as that union.
+    fn union(&mut self, schema: &Schema) -> Json {
+        let mut branches = Vec::with_capacity(schema.fields.len() + 1);
+        if schema.optional {
+            branches.push(json!("null"));
+        }
+        branches.extend(schema.fields.iter().map(|f| self.required(&f.schema)));
+        Json::Array(branches)
     }
 
     fn child(&mut self, schema: Option<&SchemaRef>) -> Json {
@@ -132,7 +214,7 @@ impl ToAvro {
         let mut out = Map::new();
         out.insert("type".into(), json!("array"));
         out.insert("items".into(), self.child(schema.value_schema.as_ref()));
-        connect_props(schema, &mut out, true);
+        self.props(schema, &mut out, true);
         Json::Object(out)
     }
 
@@ -158,7 +240,7 @@ impl ToAvro {
             out.insert("type".into(), json!("array"));
             out.insert("items".into(), entry);
         }
-        connect_props(schema, &mut out, true);
+        self.props(schema, &mut out, true);
         Json::Object(out)
     }
 
@@ -174,22 +256,37 @@ impl ToAvro {
             }
         };
         if self.written.contains_key(&full) {
-            return json!(full);
+            let parts: Vec<String> = full.split('.').map(|p| self.name(p)).collect();
+            return json!(parts.join("."));
         }
         self.written.insert(full.clone(), ());
         let (namespace, name) = match full.rsplit_once('.') {
-            Some((ns, n)) => (Some(ns.to_string()), n.to_string()),
-            None => (None, full.clone()),
+            Some((ns, n)) => (
+                Some(
+                    ns.split('.')
+                        .map(|p| self.name(p))
+                        .collect::<Vec<_>>()
+                        .join("."),
+                ),
+                self.name(n),
+            ),
+            None => (None, self.name(&full)),
         };
         let fields: Vec<Json> = schema
             .fields
             .iter()
             .map(|f| {
                 let mut field = Map::new();
-                field.insert("name".into(), json!(f.name));
+                field.insert("name".into(), json!(self.name(&f.name)));
                 field.insert("type".into(), self.schema(&f.schema, true));
-                if f.schema.optional {
-                    field.insert("default".into(), Json::Null);
+                match &f.schema.default_value {
+                    Some(d) if !d.is_null() => {
+                        field.insert("default".into(), avro_default(&f.schema, d));
+                    }
+                    _ if f.schema.optional => {
+                        field.insert("default".into(), Json::Null);
+                    }
+                    _ => {}
                 }
                 Json::Object(field)
             })
@@ -201,7 +298,7 @@ impl ToAvro {
             out.insert("namespace".into(), json!(ns));
         }
         out.insert("fields".into(), Json::Array(fields));
-        connect_props(schema, &mut out, schema.name.is_some());
+        self.props(schema, &mut out, schema.name.is_some());
         Json::Object(out)
     }
 }
@@ -273,10 +370,28 @@ impl FromAvro<'_> {
             [(i, only)] if branches.len() == 2 => {
                 self.node(only, jsons.get(*i).unwrap_or(&Json::Null), true)
             }
-            _ => Err(DataError::new(
-                "Avro unions other than [\"null\", T] are not supported by this AvroConverter yet",
-            )),
+            _ => self.general_union(branches, &jsons),
         }
+    }
+
+    /// A union other than `[null, T]`: a struct `io.confluent.connect.avro.Union` with one optional field
+    /// per branch other than null, named by the branch's type (a named type by its simple name), as
+    /// Confluent's `AvroData` reads it; optional when null is a branch.
+    fn general_union(&self, branches: &[Node], jsons: &[Json]) -> Result<SchemaRef, DataError> {
+        let mut s = Schema::new(SchemaType::Struct);
+        s.name = Some(UNION_NAME.to_string());
+        for (i, branch) in branches.iter().enumerate() {
+            if *branch == Node::Primitive("null") {
+                s.optional = true;
+                continue;
+            }
+            s.fields.push(Field {
+                name: branch_name(branch),
+                index: s.fields.len(),
+                schema: self.node(branch, jsons.get(i).unwrap_or(&Json::Null), true)?,
+            });
+        }
+        Ok(Arc::new(s))
     }
 
     fn primitive(&self, p: &str, json: &Json) -> Result<Schema, DataError> {
@@ -354,10 +469,14 @@ impl FromAvro<'_> {
                         .and_then(|a| a.get(index))
                         .map(|x| &x["type"])
                         .unwrap_or(&Json::Null);
+                    let mut schema = self.node(&f.node, fj, false)?;
+                    if let Some(d) = f.default.as_ref().and_then(|d| connect_default(&schema, d)) {
+                        Arc::make_mut(&mut schema).default_value = Some(d);
+                    }
                     s.fields.push(Field {
                         name: f.name.clone(),
                         index,
-                        schema: self.node(&f.node, fj, false)?,
+                        schema,
                     });
                 }
                 if def.name == format!("{NAMESPACE}.{DEFAULT_NAME}")
@@ -381,4 +500,142 @@ fn named(t: SchemaType, name: &str) -> Schema {
 /// A child's JSON (`items`, `values`), or null when the node was written by name.
 fn child<'a>(json: &'a Json, key: &str) -> &'a Json {
     json.get(key).unwrap_or(&Json::Null)
+}
+
+/// Whether an optional schema is written as `[T, "null"]`: Avro takes a field's default from the union's
+/// first branch, so a default other than null puts its type first (as Confluent's `AvroData` does).
+pub fn null_last(schema: &Schema) -> bool {
+    schema.optional && schema.default_value.as_ref().is_some_and(|d| !d.is_null())
+}
+
+/// A Connect default value as an Avro field default (JSON): bytes as ISO-8859-1 text, maps with string
+/// keys as objects and others as arrays of `{"key", "value"}`, structs as objects.
+fn avro_default(schema: &Schema, value: &Value) -> Json {
+    let child = |s: Option<&SchemaRef>, v: &Value| match s {
+        Some(s) => avro_default(s, v),
+        None => Json::Null,
+    };
+    match value {
+        Value::Null => Json::Null,
+        Value::Boolean(b) => json!(b),
+        Value::Int8(n) => json!(n),
+        Value::Int16(n) => json!(n),
+        Value::Int32(n) => json!(n),
+        Value::Int64(n) => json!(n),
+        Value::Float32(f) => json!(f),
+        Value::Float64(f) => json!(f),
+        Value::String(s) => json!(s),
+        Value::Bytes(b) => json!(b.iter().map(|c| char::from(*c)).collect::<String>()),
+        Value::Array(items) => Json::Array(
+            items
+                .iter()
+                .map(|v| child(schema.value_schema.as_ref(), v))
+                .collect(),
+        ),
+        Value::Map(entries) => {
+            let string_keys = schema
+                .key_schema
+                .as_ref()
+                .is_some_and(|k| k.schema_type == SchemaType::String && !k.optional);
+            if string_keys {
+                let object = entries.iter().filter_map(|(k, v)| match k {
+                    Value::String(k) => Some((k.clone(), child(schema.value_schema.as_ref(), v))),
+                    _ => None,
+                });
+                Json::Object(object.collect())
+            } else {
+                let entries = entries.iter().map(|(k, v)| {
+                    json!({"key": child(schema.key_schema.as_ref(), k),
+                           "value": child(schema.value_schema.as_ref(), v)})
+                });
+                Json::Array(entries.collect())
+            }
+        }
+        Value::Struct(st) => Json::Object(
+            st.schema
+                .fields
+                .iter()
+                .map(|f| {
+                    let v = st.values.get(f.index).unwrap_or(&Value::Null);
+                    (f.name.clone(), avro_default(&f.schema, v))
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// An Avro field default (JSON) as the Connect value of `schema`; none when it does not fit the schema.
+fn connect_default(schema: &SchemaRef, json: &Json) -> Option<Value> {
+    let child = |s: Option<&SchemaRef>, j: &Json| s.and_then(|s| connect_default(s, j));
+    Some(match (schema.schema_type, json) {
+        (_, Json::Null) => return None,
+        (SchemaType::Boolean, Json::Bool(b)) => Value::Boolean(*b),
+        (SchemaType::Int8, j) => Value::Int8(i8::try_from(j.as_i64()?).ok()?),
+        (SchemaType::Int16, j) => Value::Int16(i16::try_from(j.as_i64()?).ok()?),
+        (SchemaType::Int32, j) => Value::Int32(i32::try_from(j.as_i64()?).ok()?),
+        (SchemaType::Int64, j) => Value::Int64(j.as_i64()?),
+        // Avro's float defaults are JSON numbers; f32 holds what a float schema wrote.
+        #[allow(clippy::cast_possible_truncation)]
+        (SchemaType::Float32, j) => Value::Float32(j.as_f64()? as f32),
+        (SchemaType::Float64, j) => Value::Float64(j.as_f64()?),
+        (SchemaType::String, Json::String(s)) => Value::String(s.clone()),
+        (SchemaType::Bytes, Json::String(s)) => Value::Bytes(
+            s.chars()
+                .map(|c| u8::try_from(u32::from(c)).ok())
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Array, Json::Array(items)) => Value::Array(
+            items
+                .iter()
+                .map(|j| child(schema.value_schema.as_ref(), j))
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Map, Json::Object(o)) => Value::Map(
+            o.iter()
+                .map(|(k, j)| {
+                    Some((
+                        Value::String(k.clone()),
+                        child(schema.value_schema.as_ref(), j)?,
+                    ))
+                })
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Map, Json::Array(entries)) => Value::Map(
+            entries
+                .iter()
+                .map(|e| {
+                    Some((
+                        child(schema.key_schema.as_ref(), &e["key"])?,
+                        child(schema.value_schema.as_ref(), &e["value"])?,
+                    ))
+                })
+                .collect::<Option<_>>()?,
+        ),
+        (SchemaType::Struct, Json::Object(o)) => {
+            let mut st = Struct::new(schema.clone());
+            for f in &schema.fields {
+                if let Some(v) = o.get(&f.name).and_then(|j| connect_default(&f.schema, j)) {
+                    st.values[f.index] = v;
+                }
+            }
+            Value::Struct(st)
+        }
+        _ => return None,
+    })
+}
+
+/// Whether a Connect schema is a general Avro union read as a struct.
+pub fn is_union(schema: &Schema) -> bool {
+    schema.schema_type == SchemaType::Struct && schema.name.as_deref() == Some(UNION_NAME)
+}
+
+/// The field name of a union branch: its type's name, a named type's simple name.
+fn branch_name(node: &Node) -> String {
+    match node {
+        Node::Primitive(p) => (*p).to_string(),
+        Node::Array(_) => "array".into(),
+        Node::Map(_) => "map".into(),
+        Node::Union(_) => "union".into(),
+        Node::Named(full) => full.rsplit('.').next().unwrap_or(full).to_string(),
+    }
 }

@@ -10,11 +10,15 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value as Json;
 
 use super::binary::{encode, Reader};
-use super::connect::{to_avro, to_connect};
+use super::compat;
+use super::connect::{to_avro_with, to_connect, AvroOptions};
 use super::schema::{AvroSchema, Node};
+use crate::converters::registry::client::bounded_insert;
 use crate::converters::registry::client::config_error;
+use crate::converters::registry::client::FetchedSchema;
 use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
+use crate::data::project::project;
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 
 /// Confluent's class name.
@@ -30,33 +34,13 @@ fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError
             "This AvroConverter does not support this setting yet",
         )
     };
-    for (key, differs) in [
-        (
-            "use.latest.version",
-            config_bool(config, "use.latest.version", false)?,
-        ),
-        (
-            "connect.meta.data",
-            !config_bool(config, "connect.meta.data", true)?,
-        ),
-        (
+    if config_bool(config, "enhanced.avro.schema.support", false)? {
+        return Err(unsupported(
             "enhanced.avro.schema.support",
-            config_bool(config, "enhanced.avro.schema.support", false)?,
-        ),
-        (
-            "scrub.invalid.names",
-            config_bool(config, "scrub.invalid.names", false)?,
-        ),
-    ] {
-        if differs {
-            return Err(unsupported(key, config.get(key).map_or("", String::as_str)));
-        }
-    }
-    if let Some(key) = config
-        .keys()
-        .find(|k| k.starts_with("schema.registry.ssl."))
-    {
-        return Err(unsupported(key, "[hidden]"));
+            config
+                .get("enhanced.avro.schema.support")
+                .map_or("", String::as_str),
+        ));
     }
     Ok(())
 }
@@ -72,7 +56,18 @@ pub struct AvroConverter {
     last: Mutex<Option<(Schema, String, Option<String>)>>,
     /// ID → the schema read.
     schemas: Mutex<HashMap<u32, ReadSchema>>,
+    /// `use.latest.version`: records are written with their subject's latest schema.
+    use_latest: bool,
+    /// `latest.compatibility.strict` (default true): that schema must read the record's own.
+    strict: bool,
+    /// `connect.meta.data` and `scrub.invalid.names`.
+    options: AvroOptions,
+    /// Subject → its latest version's ID and schema, read once.
+    latest: Mutex<HashMap<String, Latest>>,
 }
+
+/// A subject's latest version: its ID and its schema.
+type Latest = Arc<(u32, AvroSchema, SchemaRef)>;
 
 impl AvroConverter {
     /// A converter from its config keys (prefix already stripped).
@@ -87,6 +82,13 @@ impl AvroConverter {
             registry: RegistryClient::new(registry),
             last: Mutex::new(None),
             schemas: Mutex::new(HashMap::new()),
+            options: AvroOptions {
+                meta: config_bool(config, "connect.meta.data", true)?,
+                scrub: config_bool(config, "scrub.invalid.names", false)?,
+            },
+            use_latest: config_bool(config, "use.latest.version", false)?,
+            strict: config_bool(config, "latest.compatibility.strict", true)?,
+            latest: Mutex::new(HashMap::new()),
         })
     }
 
@@ -99,7 +101,7 @@ impl AvroConverter {
                 return Ok((text.clone(), record.clone()));
             }
         }
-        let text = to_avro(schema).to_string();
+        let text = to_avro_with(schema, self.options).to_string();
         let parsed = AvroSchema::parse(&text).map_err(|e| {
             DataError::new(format!(
                 "The Avro schema made of the Connect schema is invalid: {e}"
@@ -111,6 +113,73 @@ impl AvroConverter {
         };
         *last = Some((schema.clone(), text.clone(), record.clone()));
         Ok((text, record))
+    }
+
+    /// A registry schema parsed with its references, and the Connect schema made of it.
+    fn read_schema(
+        &self,
+        fetched: &FetchedSchema,
+        what: &str,
+    ) -> Result<(AvroSchema, SchemaRef), DataError> {
+        let invalid = |e: &dyn std::fmt::Display| {
+            DataError::new(format!("The schema with {what} is invalid: {e}"))
+        };
+        let mut known: Vec<AvroSchema> = Vec::new();
+        for (name, r) in self.registry.referenced(&fetched.references)? {
+            let parsed = AvroSchema::parse_with(&r.schema, &known)
+                .map_err(|e| invalid(&format!("its reference {name}: {e}")))?;
+            known.push(parsed);
+        }
+        let parsed = AvroSchema::parse_with(&fetched.schema, &known).map_err(|e| invalid(&e))?;
+        let json: Json = serde_json::from_str(&fetched.schema).unwrap_or(Json::Null);
+        let connect = to_connect(&parsed, &json)?;
+        Ok((parsed, connect))
+    }
+
+    /// `use.latest.version`: the subject's latest schema, which must read the record's own when
+    /// `latest.compatibility.strict`, and whose Connect form must write the same bytes as it.
+    fn latest(&self, subject: &str, own: &str) -> Result<Latest, DataError> {
+        let cached = self
+            .latest
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(subject)
+            .cloned();
+        let latest = match cached {
+            Some(l) => l,
+            None => {
+                let (id, fetched) = self.registry.latest_version(subject)?;
+                let (avro, connect) =
+                    self.read_schema(&fetched, &format!("ID {id} (subject {subject}'s latest)"))?;
+                let written = AvroSchema::parse(&to_avro_with(&connect, self.options).to_string())
+                    .map_err(|e| DataError::new(e.to_string()))?;
+                if !compat::same_encoding(&written, &avro) {
+                    return Err(DataError::new(format!(
+                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as (enums or fixed types)"
+                    )));
+                }
+                let l = Arc::new((id, avro, connect));
+                bounded_insert(
+                    &self.latest,
+                    subject.to_string(),
+                    l.clone(),
+                    self.registry.config.cache_size,
+                );
+                l
+            }
+        };
+        if self.strict {
+            let own = AvroSchema::parse(own).map_err(|e| DataError::new(e.to_string()))?;
+            let why = compat::can_read(&latest.1, &own);
+            if !why.is_empty() {
+                return Err(DataError::new(format!(
+                    "The latest schema of subject {subject} (ID {}) cannot read the record's schema (latest.compatibility.strict): {}",
+                    latest.0,
+                    why.join(", ")
+                )));
+            }
+        }
+        Ok(latest)
     }
 
     fn schema_by_id(&self, id: u32) -> Result<ReadSchema, DataError> {
@@ -129,20 +198,13 @@ impl AvroConverter {
                 fetched.schema_type
             )));
         }
-        if !fetched.references.is_empty() {
-            return Err(DataError::new(format!(
-                "The schema with ID {id} has references, which this AvroConverter does not read yet"
-            )));
-        }
-        let parsed = AvroSchema::parse(&fetched.schema)
-            .map_err(|e| DataError::new(format!("The schema with ID {id} is invalid: {e}")))?;
-        let json: Json = serde_json::from_str(&fetched.schema).unwrap_or(Json::Null);
-        let connect = to_connect(&parsed, &json)?;
-        let read = Arc::new((parsed, connect));
-        self.schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, read.clone());
+        let read = Arc::new(self.read_schema(&fetched, &format!("ID {id}"))?);
+        bounded_insert(
+            &self.schemas,
+            id,
+            read.clone(),
+            self.registry.config.cache_size,
+        );
         Ok(read)
     }
 }
@@ -162,6 +224,19 @@ impl Converter for AvroConverter {
         })?;
         let (text, record) = self.avro_text(schema)?;
         let subject = self.registry.subject(topic, record.as_deref())?;
+        if self.use_latest && !self.registry.config.auto_register {
+            let fail = |e: DataError| {
+                DataError::new(format!(
+                    "Failed to serialize Avro data from topic {topic}: subject {subject}: {e}"
+                ))
+            };
+            let latest = self.latest(&subject, &text).map_err(fail)?;
+            let projected = project(schema, value, &latest.2).map_err(fail)?;
+            let mut out = Vec::with_capacity(64);
+            frame(latest.0, &mut out);
+            encode(&latest.2, &projected, &mut out)?;
+            return Ok(Some(out));
+        }
         let id = self.registry.id_for(&subject, "AVRO", &text).map_err(|e| {
             DataError::new(format!(
                 "Failed to serialize Avro data from topic {topic}: subject {subject}: {e}"
@@ -202,22 +277,15 @@ impl Converter for AvroConverter {
 mod tests {
     use super::*;
 
-    fn converter(role: &str, strategy: Option<&str>) -> AvroConverter {
+    fn converter() -> AvroConverter {
         let mut c = crate::connectors::Props::new();
-        c.insert(
-            "schema.registry.url".into(),
-            "http://a:8081/,http://b:8081".into(),
-        );
-        c.insert("converter.type".into(), role.into());
-        if let Some(s) = strategy {
-            c.insert(format!("{role}.subject.name.strategy"), s.into());
-        }
+        c.insert("schema.registry.url".into(), "http://a:8081".into());
         AvroConverter::from_config(&c).unwrap()
     }
 
     #[test]
     fn records_without_the_magic_byte_fail_before_any_registry_call() {
-        let c = converter("value", None);
+        let c = converter();
         for data in [&b"{}"[..], &[0, 0, 0][..], &[1, 0, 0, 0, 1, 2][..]] {
             let e = c.to_connect("t", Some(data)).unwrap_err();
             assert!(e.0.contains("Unknown magic byte!"), "{e}");

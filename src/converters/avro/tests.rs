@@ -234,15 +234,154 @@ fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
     )])
     .is_ok());
     for (key, value) in [
-        ("use.latest.version", "true"),
-        ("connect.meta.data", "false"),
         ("enhanced.avro.schema.support", "true"),
-        ("scrub.invalid.names", "true"),
-        ("schema.registry.ssl.truststore.location", "/x"),
+        ("schema.registry.ssl.truststore.type", "JKS"),
+        ("schemas.cache.config", "0"),
         ("value.subject.name.strategy", "com.example.Mine"),
         ("basic.auth.credentials.source", "SASL_INHERIT"),
     ] {
         let e = config(&[(key, value)]).unwrap_err();
         assert!(e.0.contains(key), "{key}: {e}");
     }
+}
+
+#[test]
+fn connect_defaults_become_avro_field_defaults_and_come_back() {
+    let defaulted = |t: SchemaType, optional: bool, d: Value| {
+        with(t, |s| {
+            s.optional = optional;
+            s.default_value = Some(d);
+        })
+    };
+    let fields = [
+        (
+            "count",
+            defaulted(SchemaType::Int32, false, Value::Int32(5)),
+        ),
+        (
+            "unit",
+            defaulted(SchemaType::String, true, Value::String("C".into())),
+        ),
+        (
+            "raw",
+            defaulted(SchemaType::Bytes, false, Value::Bytes(vec![0, 255])),
+        ),
+        ("note", Schema::optional_int64()),
+    ];
+    let record = with(SchemaType::Struct, |s| {
+        s.name = Some("ex.Reading".into());
+        s.fields = fields
+            .iter()
+            .enumerate()
+            .map(|(index, (name, schema))| Field {
+                name: (*name).into(),
+                index,
+                schema: schema.clone(),
+            })
+            .collect();
+    });
+    let mut value = Struct::new(record.clone());
+    value.values = vec![
+        Value::Int32(1),
+        Value::Null,
+        Value::Bytes(vec![7]),
+        Value::Null,
+    ];
+    let (avro, back, read) = round_trip(&record, &Value::Struct(value));
+    let f = &avro["fields"];
+    assert_eq!(f[0], json!({"name": "count", "type": "int", "default": 5}));
+    assert_eq!(
+        f[1],
+        json!({"name": "unit", "type": ["string", "null"], "default": "C"}),
+        "a default other than null puts its type first"
+    );
+    assert_eq!(
+        f[2],
+        json!({"name": "raw", "type": "bytes", "default": "\u{0}\u{ff}"})
+    );
+    assert_eq!(
+        f[3],
+        json!({"name": "note", "type": ["null", "long"], "default": null})
+    );
+    assert_eq!(*back, *record, "{avro}");
+    let Value::Struct(read) = read else {
+        panic!("a struct")
+    };
+    assert_eq!(
+        read.values[1],
+        Value::String("C".into()),
+        "null written as the default"
+    );
+}
+
+#[test]
+fn general_unions_are_read_as_union_structs_and_written_back() {
+    let text = r#"{"type":"record","name":"Outer","namespace":"ex","fields":[{"name":"v","type":["null","int","string",{"type":"record","name":"Inner","fields":[{"name":"n","type":"long"}]}],"default":null}]}"#;
+    let parsed = AvroSchema::parse(text).unwrap();
+    let json: Json = serde_json::from_str(text).unwrap();
+    let connect = to_connect(&parsed, &json).unwrap();
+    let union = &connect.fields[0].schema;
+    assert_eq!(union.name.as_deref(), Some(super::connect::UNION_NAME));
+    assert!(union.optional);
+    let names: Vec<&str> = union.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["int", "string", "Inner"]);
+    // Branch 2 (string) written by Avro: index 2 zig-zag (4), then "hi".
+    let bytes = [4, 4, b'h', b'i'];
+    let mut reader = Reader::new(&bytes, &parsed);
+    let read = reader.value(&parsed.root, &connect).unwrap();
+    assert!(reader.done());
+    let Value::Struct(outer) = &read else {
+        panic!("a struct")
+    };
+    let Value::Struct(u) = &outer.values[0] else {
+        panic!("a union struct: {read:?}")
+    };
+    assert_eq!(
+        u.values,
+        vec![Value::Null, Value::String("hi".into()), Value::Null]
+    );
+    // Written back: the same bytes, and the same Avro union.
+    let mut out = Vec::new();
+    encode(&connect, &read, &mut out).unwrap();
+    assert_eq!(out, bytes);
+    let again = AvroSchema::parse(&to_avro(&connect).to_string()).unwrap();
+    assert!(super::compat::same_encoding(&again, &parsed), "{again:?}");
+    // The null branch, and a required union with nothing set refused.
+    let mut out = Vec::new();
+    let mut empty = Struct::new(connect.clone());
+    empty.values[0] = Value::Null;
+    encode(&connect, &Value::Struct(empty), &mut out).unwrap();
+    assert_eq!(out, [0]);
+}
+
+#[test]
+fn connect_meta_data_and_scrub_invalid_names_shape_the_avro_schema() {
+    use super::connect::{scrub_name, to_avro_with, AvroOptions};
+    let record = with(SchemaType::Struct, |s| {
+        s.name = Some("my-org.1st.Reading".into());
+        s.doc = Some("a doc".into());
+        s.fields = vec![Field {
+            name: "temp-c".into(),
+            index: 0,
+            schema: with(SchemaType::Int8, |f| f.version = Some(2)),
+        }];
+    });
+    let plain = to_avro_with(&record, AvroOptions::default());
+    assert_eq!(plain["connect.doc"], "a doc");
+    assert_eq!(plain["fields"][0]["name"], "temp-c");
+    let bare = to_avro_with(
+        &record,
+        AvroOptions {
+            meta: false,
+            scrub: true,
+        },
+    );
+    assert_eq!(
+        bare,
+        json!({"type": "record", "name": "Reading", "namespace": "my_org.x1st",
+               "fields": [{"name": "temp_c", "type": {"type": "int", "connect.type": "int8"}}]})
+    );
+    AvroSchema::parse(&bare.to_string()).expect("a valid Avro schema");
+    assert_eq!(scrub_name("9lives"), "x9lives");
+    assert_eq!(scrub_name("_ok"), "_ok");
 }

@@ -55,6 +55,118 @@ pub struct RegistryConfig {
     pub strategy: SubjectStrategy,
     /// `basic.auth.user.info` with `basic.auth.credentials.source=USER_INFO`.
     pub user_info: Option<(String, String)>,
+    /// `schema.registry.ssl.*`: how the registry's certificate is checked and ours presented.
+    pub tls: RegistryTls,
+    /// `schemas.cache.config` (default 1000): how many IDs and schemas each cache keeps.
+    pub cache_size: usize,
+}
+
+/// The `schema.registry.ssl.*` settings, PEM only (as every TLS setting of liteconnect). Files are read
+/// when the first request is made, on the task's thread.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RegistryTls {
+    /// CAs to trust besides the bundled web PKI roots: (the key that named them, inline PEM or a file).
+    pub truststore: Option<(String, PemSource)>,
+    /// The client certificate chain and key: (the key that named them, inline PEM or a file).
+    pub keystore: Option<(String, PemSource)>,
+    /// `schema.registry.ssl.endpoint.identification.algorithm`: empty turns host name checks off.
+    pub verify_hostname: bool,
+}
+
+/// Where PEM text comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PemSource {
+    /// The PEM text itself.
+    Inline(String),
+    /// A file holding it.
+    File(String),
+}
+
+impl PemSource {
+    fn read(&self, key: &str) -> Result<Vec<u8>, DataError> {
+        match self {
+            PemSource::Inline(text) => Ok(text.clone().into_bytes()),
+            PemSource::File(path) => std::fs::read(path).map_err(|e| {
+                DataError::new(crate::config::invalid_value(
+                    key,
+                    path,
+                    format!("cannot read the file: {e}"),
+                ))
+            }),
+        }
+    }
+}
+
+/// The prefix of the registry's TLS keys.
+const SSL: &str = "schema.registry.ssl.";
+
+impl RegistryTls {
+    /// Reads `schema.registry.ssl.*`.
+    ///
+    /// # Errors
+    /// A store type other than PEM, naming the key.
+    pub fn from_map(config: &crate::connectors::Props) -> Result<Self, DataError> {
+        let get = |k: &str| config.get(&format!("{SSL}{k}")).map(|v| v.trim());
+        for store in ["truststore.type", "keystore.type"] {
+            if let Some(t) = get(store).filter(|t| !t.eq_ignore_ascii_case("PEM")) {
+                return Err(config_error(
+                    &format!("{SSL}{store}"),
+                    t,
+                    "liteconnect reads PEM stores only (convert JKS or PKCS12 stores to PEM)",
+                ));
+            }
+        }
+        let source = |inline: &str, file: &str| match (get(inline), get(file)) {
+            (Some(pem), _) if !pem.is_empty() => {
+                Some((format!("{SSL}{inline}"), PemSource::Inline(pem.to_string())))
+            }
+            (_, Some(path)) if !path.is_empty() => {
+                Some((format!("{SSL}{file}"), PemSource::File(path.to_string())))
+            }
+            _ => None,
+        };
+        let keystore = match (get("keystore.certificate.chain"), get("keystore.key")) {
+            (Some(chain), Some(key)) if !chain.is_empty() && !key.is_empty() => Some((
+                format!("{SSL}keystore.certificate.chain"),
+                PemSource::Inline(format!("{chain}\n{key}\n")),
+            )),
+            _ => source("keystore.certificate.chain", "keystore.location"),
+        };
+        Ok(RegistryTls {
+            truststore: source("truststore.certificates", "truststore.location"),
+            keystore,
+            verify_hostname: get("endpoint.identification.algorithm").is_none_or(|a| !a.is_empty()),
+        })
+    }
+
+    fn client(&self) -> Result<reqwest::blocking::Client, DataError> {
+        let tls_error = |key: &str, e: reqwest::Error| {
+            DataError::new(crate::config::invalid_value(
+                key,
+                "[PEM]",
+                format!("the PEM cannot be read: {e}"),
+            ))
+        };
+        let mut builder = reqwest::blocking::Client::builder().timeout(REGISTRY_TIMEOUT);
+        if let Some((key, source)) = &self.truststore {
+            for cert in reqwest::Certificate::from_pem_bundle(&source.read(key)?)
+                .map_err(|e| tls_error(key, e))?
+            {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        if let Some((key, source)) = &self.keystore {
+            let identity =
+                reqwest::Identity::from_pem(&source.read(key)?).map_err(|e| tls_error(key, e))?;
+            builder = builder.identity(identity);
+        }
+        if !self.verify_hostname {
+            builder = builder.danger_accept_invalid_hostnames(true);
+        }
+        builder
+            .build()
+            .map_err(|e| DataError::new(format!("The Schema Registry client cannot be built: {e}")))
+    }
 }
 
 /// A config error naming the key, in Kafka's words.
@@ -118,12 +230,25 @@ impl RegistryConfig {
                 )
             })?,
         };
+        let cache_size = match config.get("schemas.cache.config") {
+            None => 1000,
+            Some(n) => n
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    config_error("schemas.cache.config", n, "Expected a positive number")
+                })?,
+        };
         Ok(RegistryConfig {
             url,
             auto_register: config_bool(config, "auto.register.schemas", true)?,
             is_key,
             strategy,
             user_info: user_info(config)?,
+            tls: RegistryTls::from_map(config)?,
+            cache_size,
         })
     }
 }
@@ -144,7 +269,7 @@ pub struct FetchedSchema {
 pub struct RegistryClient {
     /// The settings.
     pub config: RegistryConfig,
-    http: OnceLock<reqwest::blocking::Client>,
+    http: OnceLock<Result<reqwest::blocking::Client, DataError>>,
     /// (subject, schema type, schema text) → ID.
     ids: Mutex<HashMap<(String, String, String), u32>>,
     /// ID → the schema.
@@ -162,13 +287,11 @@ impl RegistryClient {
         }
     }
 
-    fn http(&self) -> &reqwest::blocking::Client {
-        self.http.get_or_init(|| {
-            reqwest::blocking::Client::builder()
-                .timeout(REGISTRY_TIMEOUT)
-                .build()
-                .unwrap_or_else(|_| reqwest::blocking::Client::new())
-        })
+    fn http(&self) -> Result<&reqwest::blocking::Client, DataError> {
+        self.http
+            .get_or_init(|| self.config.tls.client())
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// One registry request: the HTTP status and the body's text, whatever the status.
@@ -183,7 +306,7 @@ impl RegistryClient {
     ) -> Result<(u16, String), DataError> {
         let url = format!("{}{path}", self.config.url);
         let mut req = self
-            .http()
+            .http()?
             .request(method, &url)
             .header("Accept", MEDIA_TYPE);
         if let Some((user, password)) = &self.config.user_info {
@@ -273,16 +396,8 @@ impl RegistryClient {
             format!("/subjects/{encoded}")
         };
         let answer = self.request(reqwest::Method::POST, &path, Some(&body))?;
-        let id = answer["id"]
-            .as_u64()
-            .and_then(|id| u32::try_from(id).ok())
-            .ok_or_else(|| {
-                DataError::new(format!("The Schema Registry answered no ID: {answer}"))
-            })?;
-        self.ids
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, id);
+        let id = id_of(&answer)?;
+        bounded_insert(&self.ids, key, id, self.config.cache_size);
         Ok(id)
     }
 
@@ -310,12 +425,111 @@ impl RegistryClient {
             schema: schema.to_string(),
             references: answer["references"].as_array().cloned().unwrap_or_default(),
         });
-        self.schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, fetched.clone());
+        bounded_insert(&self.schemas, id, fetched.clone(), self.config.cache_size);
         Ok(fetched)
     }
+}
+
+impl RegistryClient {
+    /// The latest version of `subject`: its ID and schema (not cached: the caller keeps what it needs).
+    ///
+    /// # Errors
+    /// The registry's refusal (no such subject) or absence.
+    pub fn latest_version(&self, subject: &str) -> Result<(u32, FetchedSchema), DataError> {
+        let answer = self.subject_version(subject, "latest")?;
+        Ok((id_of(&answer)?, fetched_of(&answer)))
+    }
+
+    /// `GET /subjects/{subject}/versions/{version}`.
+    fn subject_version(&self, subject: &str, version: &str) -> Result<Json, DataError> {
+        let encoded =
+            percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
+        self.request(
+            reqwest::Method::GET,
+            &format!("/subjects/{encoded}/versions/{version}"),
+            None,
+        )
+    }
+}
+
+/// The `id` of a registry's answer.
+fn id_of(answer: &Json) -> Result<u32, DataError> {
+    answer["id"]
+        .as_u64()
+        .and_then(|id| u32::try_from(id).ok())
+        .ok_or_else(|| DataError::new(format!("The Schema Registry answered no ID: {answer}")))
+}
+
+fn fetched_of(answer: &Json) -> FetchedSchema {
+    FetchedSchema {
+        schema_type: answer["schemaType"].as_str().unwrap_or("AVRO").to_string(),
+        schema: answer["schema"].as_str().unwrap_or_default().to_string(),
+        references: answer["references"].as_array().cloned().unwrap_or_default(),
+    }
+}
+
+/// How deep references may nest when read.
+const MAX_REFERENCE_DEPTH: usize = 32;
+
+impl RegistryClient {
+    /// The schemas `references` name (`{"name", "subject", "version"}`), with theirs, each after the ones
+    /// it references (the order to parse them in), each once.
+    ///
+    /// # Errors
+    /// A reference the registry does not serve, or references nested deeper than 32.
+    pub fn referenced(
+        &self,
+        references: &[Json],
+    ) -> Result<Vec<(String, FetchedSchema)>, DataError> {
+        let mut out = Vec::new();
+        self.collect_references(references, 0, &mut out)?;
+        Ok(out)
+    }
+
+    fn collect_references(
+        &self,
+        references: &[Json],
+        depth: usize,
+        out: &mut Vec<(String, FetchedSchema)>,
+    ) -> Result<(), DataError> {
+        if depth > MAX_REFERENCE_DEPTH {
+            return Err(DataError::new("Schema references nest too deep"));
+        }
+        for r in references {
+            let (Some(name), Some(subject), Some(version)) = (
+                r["name"].as_str(),
+                r["subject"].as_str(),
+                r["version"].as_i64(),
+            ) else {
+                return Err(DataError::new(format!(
+                    "A schema reference is incomplete: {r}"
+                )));
+            };
+            if out.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            let answer = self.subject_version(subject, &version.to_string())?;
+            let fetched = fetched_of(&answer);
+            self.collect_references(&fetched.references, depth + 1, out)?;
+            out.push((name.to_string(), fetched));
+        }
+        Ok(())
+    }
+}
+
+/// Inserts into a cache of at most `bound` entries: a full cache is emptied first (it refills with what is
+/// in use).
+pub fn bounded_insert<K: std::hash::Hash + Eq, V>(
+    cache: &Mutex<HashMap<K, V>>,
+    key: K,
+    value: V,
+    bound: usize,
+) {
+    let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= bound && !map.contains_key(&key) {
+        map.clear();
+    }
+    map.insert(key, value);
 }
 
 /// Confluent's wire format: magic byte 0, then the schema's ID as 4 big-endian bytes; the payload follows.
