@@ -114,3 +114,61 @@ impl Store {
         done.map_err(RegistryError::from)?
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{StoreOptions, Synchronous};
+
+    #[test]
+    fn a_mapping_is_kept_once_per_direction_and_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&StoreOptions {
+            path: dir.path().join("t.db"),
+            synchronous: Synchronous::Normal,
+            max_bytes: None,
+            buffer: None,
+        })
+        .unwrap();
+        let central = "http://central:8081";
+        assert_eq!(
+            store
+                .id_mapping_blocking(IdDirection::Out, central, 1)
+                .unwrap(),
+            None
+        );
+        store
+            .put_id_mapping_blocking(IdDirection::Out, central, 1, 7)
+            .unwrap();
+        // A second answer for the same ID does not replace the first.
+        store
+            .put_id_mapping_blocking(IdDirection::Out, central, 1, 9)
+            .unwrap();
+        store
+            .put_id_mapping_blocking(IdDirection::In, central, 1, 3)
+            .unwrap();
+        assert_eq!(
+            store.registry_schema_with_subjects_blocking(1).unwrap(),
+            None
+        );
+        assert_eq!(
+            store
+                .id_mapping_blocking(IdDirection::Out, central, 1)
+                .unwrap(),
+            Some(7)
+        );
+        assert_eq!(
+            store
+                .id_mapping_blocking(IdDirection::In, central, 1)
+                .unwrap(),
+            Some(3)
+        );
+        let other = "http://other:8081";
+        assert_eq!(
+            store
+                .id_mapping_blocking(IdDirection::Out, other, 1)
+                .unwrap(),
+            None
+        );
+    }
+}

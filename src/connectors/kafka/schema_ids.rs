@@ -376,3 +376,75 @@ impl SchemaIds {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(pairs: &[(&str, &str)]) -> Props {
+        crate::test_support::props(pairs)
+    }
+
+    #[test]
+    fn the_other_registry_is_read_from_its_prefixed_keys() {
+        assert!(other_registry(&keys(&[]), DESTINATION_PREFIX)
+            .unwrap()
+            .is_none());
+        let empty = keys(&[("destination.schema.registry.url", " ")]);
+        assert!(other_registry(&empty, DESTINATION_PREFIX)
+            .unwrap()
+            .is_none());
+        let with_user = keys(&[(
+            "source.schema.registry.url",
+            "http://edge:secret@central:8081/,http://b:8081",
+        )]);
+        let other = other_registry(&with_user, SOURCE_PREFIX).unwrap().unwrap();
+        assert_eq!(other.url, "http://central:8081", "kept without credentials");
+        let user_info = keys(&[
+            ("destination.schema.registry.url", "http://central:8081"),
+            (
+                "destination.schema.registry.basic.auth.credentials.source",
+                "USER_INFO",
+            ),
+            (
+                "destination.schema.registry.basic.auth.user.info",
+                "edge:secret",
+            ),
+        ]);
+        let other = other_registry(&user_info, DESTINATION_PREFIX)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            other.client.config.user_info,
+            Some(("edge".to_string(), "secret".to_string()))
+        );
+        let bad = keys(&[
+            ("destination.schema.registry.url", "http://central:8081"),
+            (
+                "destination.schema.registry.basic.auth.credentials.source",
+                "SASL_INHERIT",
+            ),
+        ]);
+        let error = other_registry(&bad, DESTINATION_PREFIX).unwrap_err();
+        assert!(
+            error.contains("SASL_INHERIT") && error.contains(DESTINATION_PREFIX),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn outages_are_retriable_and_refusals_are_not() {
+        for status in [408, 429, 500, 503] {
+            assert!(
+                matches!(failure("u", status, "x"), TaskError::Retriable(_)),
+                "{status}"
+            );
+        }
+        for status in [401, 409, 422] {
+            assert!(
+                matches!(failure("u", status, "x"), TaskError::Fatal(_)),
+                "{status}"
+            );
+        }
+    }
+}
