@@ -6,7 +6,7 @@
 use serde_json::{json, Value as Json};
 
 use super::{RegistryClient, RegistryConfig};
-use crate::connectors::{Props, TaskError};
+use crate::connectors::TaskError;
 use crate::storage::registry::{SchemaReference, StoredSchema};
 
 /// The registry at the other end, through the shared registry client (blocking: task threads may
@@ -21,8 +21,12 @@ pub struct OtherRegistry {
 
 /// Reads `<prefix>url`, `<prefix>basic.auth.credentials.source` and `<prefix>basic.auth.user.info`
 /// (Confluent's client keys under a prefix); `None` when the URL is not set.
-pub fn other_registry(config: &Props, prefix: &str) -> Result<Option<OtherRegistry>, String> {
-    let mut keys: Props = config
+#[cfg(feature = "kafka-client")]
+pub fn other_registry(
+    config: &crate::connectors::Props,
+    prefix: &str,
+) -> Result<Option<OtherRegistry>, String> {
+    let mut keys: crate::connectors::Props = config
         .iter()
         .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_string(), v.clone())))
         .filter(|(k, _)| k.starts_with("basic.auth."))
@@ -132,9 +136,7 @@ impl OtherRegistry {
                 Some(&body),
             )?
             .ok_or_else(missing)?;
-        let version = found["version"]
-            .as_i64()
-            .and_then(|v| i32::try_from(v).ok());
+        let version = version_of(&found);
         match (answer["id"].as_i64(), version) {
             (Some(id), Some(version)) => Ok((id, version)),
             _ => Err(TaskError::Fatal(format!(
