@@ -487,3 +487,74 @@ async fn mirror_source_registers_central_schemas_locally_and_rewrites_their_ids(
     edge.stop().await;
     central.stop().await;
 }
+
+/// A local schema with a reference: the sink registers the referenced subject's version in the central
+/// registry first, then the schema with the reference renumbered as the central registry numbers it.
+/// Records produced into the edge's log over its REST API (binary) are shipped with the central ID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kafka_sink_registers_referenced_schemas_first() {
+    use base64::Engine as _;
+    let cluster = mock();
+    cluster.create_topic("nested", 1, 1).unwrap();
+    let bootstrap = cluster.bootstrap_servers();
+    let (central_dir, edge_dir) = (common::tempdir(), common::tempdir());
+    let central = RegistryWorker::start(central_dir.path(), &[]).await;
+    preregister_unrelated(&central).await;
+    // The central registry already has a version of `unit`, so the edge's version 1 is its version 2.
+    central
+        .register("unit", r#"{"type":"record","name":"Unit","namespace":"edge","fields":[{"name":"code","type":"int"}],"aliases":["Other"]}"#)
+        .await;
+    let edge = RegistryWorker::start(edge_dir.path(), &[]).await;
+    let unit = r#"{"type":"record","name":"Unit","namespace":"edge","fields":[{"name":"code","type":"int"},{"name":"name","type":"string","default":"C"}],"aliases":["Other"]}"#;
+    edge.register("unit", unit).await;
+    let reading = r#"{"type":"record","name":"Reading","namespace":"edge","fields":[{"name":"sensor","type":"string"},{"name":"unit","type":"edge.Unit"}]}"#;
+    let (status, body) = edge
+        .post(
+            "/subjects/nested-value/versions",
+            json!({"schema": reading, "references": [{"name": "edge.Unit", "subject": "unit", "version": 1}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let edge_id = body["id"].as_u64().unwrap() as u32;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let records: Vec<Json> = (0..3)
+        .map(|i| {
+            let mut value = framed(edge_id, &[&format!("s{i}")]);
+            value.extend_from_slice(&[2]); // code 1 (zig-zag)
+            avro_string("C", &mut value);
+            json!({ "value": b64(&value) })
+        })
+        .collect();
+    let answer = edge
+        .api
+        .request(reqwest::Method::POST, "/topics/nested")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(json!({ "records": records }).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let sink = kafka_sink(
+        "ship",
+        &bootstrap,
+        "nested",
+        &[("destination.schema.registry.url", central.registry.as_str())],
+    );
+    common::create_through(&edge.api, sink).await;
+    let got = shipped(&bootstrap, "nested", 3, LONG).await;
+    let central_id = latest_id(&central, "nested-value").await;
+    assert_ne!(central_id, edge_id);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(
+        got.iter().all(|s| s.value_id == Some(central_id)),
+        "{got:?}"
+    );
+    let (_, latest) = central.get("/subjects/nested-value/versions/latest").await;
+    assert_eq!(
+        latest["references"],
+        json!([{"name": "edge.Unit", "subject": "unit", "version": 2}]),
+        "{latest}"
+    );
+    edge.stop().await;
+    central.stop().await;
+}

@@ -8,9 +8,14 @@
 //! starts with byte 0 and the 4 bytes after it name an ID the local registry has: other bytes pass as
 //! they are.
 //!
-//! While the destination registry cannot be reached (or answers 5xx, 408 or 429) the translation fails
-//! with a retriable error: the record is not produced, its offset not committed, and the worker hands it
-//! over again (store-and-forward). No record leaves with an ID that was not translated.
+//! The mirror source (`source.schema.registry.url`) does the reverse: a framed key or value whose ID the
+//! source cluster's registry has gets its schema registered in the local registry, with the checks of
+//! its REST API, and its ID rewritten before the record is stored.
+//!
+//! While the other registry cannot be reached (or answers 5xx, 408 or 429) the translation fails with a
+//! retriable error: the sink does not produce the record nor commit its offset, the mirror keeps the
+//! batch it consumed, and both try again (store-and-forward). No record leaves with an ID that was not
+//! translated.
 
 use std::collections::HashMap;
 
