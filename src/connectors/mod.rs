@@ -19,6 +19,7 @@ pub(crate) mod spooldir;
 pub(crate) mod verifiable;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -139,6 +140,9 @@ pub trait SourceTask: Send {
     fn log_full(&mut self, _full: bool) {}
     /// Releases resources; called once, after the last poll.
     fn stop(&mut self) {}
+    /// Told, before `start`, which task this is: Kafka's task id, `<connector>-<task number>` (for its
+    /// logs).
+    fn identify(&mut self, _id: &str) {}
 }
 
 /// Where a sink task sends a record it could not write for a reason that lies in the record itself (a
@@ -271,6 +275,27 @@ pub trait SinkTask: Send {
     fn flush(&mut self) -> Result<(), TaskError>;
     /// Releases resources.
     fn stop(&mut self) {}
+    /// Told, before `start`, which task this is: Kafka's task id, `<connector>-<task number>` (for its
+    /// logs).
+    fn identify(&mut self, _id: &str) {}
+    /// Kafka's `SinkTask.open`: the partitions assigned to the task. Called once right after `start`
+    /// with the first assignment (empty when its topics do not exist yet), then with the partitions
+    /// added to it (a topic created or grown later); partitions are never taken away from a running
+    /// task.
+    ///
+    /// # Errors
+    /// The task fails with it.
+    fn open(&mut self, _partitions: &[TopicPartition]) -> Result<(), TaskError> {
+        Ok(())
+    }
+    /// Asked while the task has nothing to put (its topics caught up), so a task whose resource died in
+    /// the meantime (a plugin program's process) fails then rather than at its next record.
+    ///
+    /// # Errors
+    /// The task fails with it.
+    fn check_idle(&mut self) -> Result<(), TaskError> {
+        Ok(())
+    }
 }
 
 /// The identity methods of a [`ConnectorPlugin`] impl: `class`, `connector_type` (`Source` or
@@ -292,6 +317,31 @@ macro_rules! plugin_identity {
     };
 }
 pub(crate) use plugin_identity;
+
+/// What a running connector instance tells the worker.
+#[derive(Clone, Debug)]
+pub enum ConnectorEvent {
+    /// Compute the task configs again and replace the tasks when they changed (Kafka's
+    /// `ConnectorContext.requestTaskReconfiguration`).
+    Reconfigure,
+    /// The instance failed (Kafka's `ConnectorContext.raiseError`): the connector is FAILED with this
+    /// error as its trace.
+    Failed(TaskError),
+}
+
+/// Where a running connector instance sends its [`ConnectorEvent`]s; callable from any thread.
+pub type ConnectorEvents = Arc<dyn Fn(ConnectorEvent) + Send + Sync>;
+
+/// A connector instance that keeps running while its connector runs (Kafka's `Connector` between
+/// `start` and `stop`): it answers the task configs, and may send [`ConnectorEvent`]s. Dropping it stops
+/// it (without waiting for it).
+pub trait ConnectorInstance: Send + Sync {
+    /// At most `max_tasks` task configs, from the running instance.
+    ///
+    /// # Errors
+    /// Why the instance could not answer.
+    fn task_configs(&self, max_tasks: usize) -> Result<Vec<Props>, TaskError>;
+}
 
 /// A connector plugin: the factory for its tasks and the owner of its config definition.
 pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
@@ -333,6 +383,20 @@ pub trait ConnectorPlugin: Send + Sync + std::fmt::Debug {
     fn task_class(&self) -> &'static str;
     /// Generates at most `max_tasks` task configs from the connector config.
     fn task_configs(&self, config: &Props, max_tasks: usize) -> Result<Vec<Props>, TaskError>;
+    /// Starts an instance of the connector `name` that runs until it is dropped, when the plugin keeps
+    /// one (plugin programs that speak protocol 1.1); `None`, the default, when its task configs are
+    /// computed from the config alone. Blocks: call it off the async executor's threads.
+    ///
+    /// # Errors
+    /// Why the instance could not start (the connector fails).
+    fn start_instance(
+        &self,
+        _name: &str,
+        _config: &Props,
+        _events: ConnectorEvents,
+    ) -> Result<Option<Box<dyn ConnectorInstance>>, TaskError> {
+        Ok(None)
+    }
     /// A new source task (source connectors).
     fn source_task(&self) -> Option<Box<dyn SourceTask>> {
         None

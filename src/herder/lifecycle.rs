@@ -159,6 +159,7 @@ impl Herder {
     pub async fn delete_connector(&self, name: &str) -> Result<(), ConnectError> {
         let _guard = self.ops.lock().await;
         self.entry(name).ok_or_else(|| not_found(name))?;
+        self.stop_instance(name);
         self.worker.stop_tasks(name, None).await;
         self.store.delete_connector(name.to_string()).await?;
         self.connectors_mut().remove(name);
@@ -180,6 +181,7 @@ impl Herder {
             .await?;
         self.update(name, |e| e.target = TargetState::Paused);
         tracing::debug!(connector = %name, "Target state set to PAUSED.");
+        self.stop_instance(name);
         if self.statuses.connector_state(name) != Some(State::Failed) {
             self.statuses.set_connector(name, State::Paused, None);
         }
@@ -210,6 +212,12 @@ impl Herder {
         if self.worker.task_ids(name).is_empty() {
             self.start_connector(name, true).await;
         } else {
+            let Some(plugin) = self.connector_plugin_or_fail(name, &e.config) else {
+                return Ok(());
+            };
+            if !self.start_instance(&plugin, name, &e.config) {
+                return Ok(());
+            }
             self.statuses.set_connector(name, State::Running, None);
             self.worker.set_mode(name, Mode::Run);
         }
@@ -224,6 +232,7 @@ impl Herder {
         let _guard = self.ops.lock().await;
         self.entry(name)
             .ok_or_else(|| ConnectError::NotFound(format!("Unknown connector {name}")))?;
+        self.stop_instance(name);
         self.worker.stop_tasks(name, None).await;
         self.store
             .set_target_state(name.to_string(), TargetState::Stopped)

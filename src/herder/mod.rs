@@ -11,6 +11,7 @@
 //! `offsets.rs`, `expand.rs` and `startup.rs`, and `scrape.rs` (what a metrics scrape reads).
 
 mod expand;
+mod instances;
 mod lifecycle;
 pub(crate) mod listeners;
 mod names;
@@ -106,6 +107,12 @@ pub struct Herder {
     /// The worker's own listeners (REST, admin, Kafka) as bound, each with what it is: no connector may
     /// listen on them.
     worker_listeners: RwLock<Vec<(String, SocketAddr)>>,
+    /// The herder itself, for the events of running connector instances.
+    me: std::sync::Weak<Herder>,
+    /// The running connector instances.
+    instances: instances::Instances,
+    /// Counts the connector instances started.
+    instance_generation: AtomicU64,
 }
 
 /// Validates a config about to be stored; 400 with Kafka's message when it has errors.
@@ -145,7 +152,7 @@ impl Herder {
         config: Arc<WorkerConfig>,
         statuses: Arc<StatusBoard>,
     ) -> Arc<Self> {
-        Arc::new(Herder {
+        Arc::new_cyclic(|me| Herder {
             worker: Worker::new(store.clone(), metrics, config.clone(), statuses.clone()),
             plugins: Plugins::new(),
             store,
@@ -157,6 +164,9 @@ impl Herder {
             list_cache: std::sync::Mutex::new(None),
             ready: AtomicBool::new(false),
             worker_listeners: RwLock::new(Vec::new()),
+            me: me.clone(),
+            instances: Default::default(),
+            instance_generation: AtomicU64::new(0),
         })
     }
 
@@ -235,6 +245,7 @@ impl Herder {
     /// Stops every task, committing sink offsets first, then the worker's task pool (worker shutdown).
     pub async fn shutdown(&self) {
         let _guard = self.ops.lock().await;
+        self.stop_instances();
         self.worker.shutdown().await;
     }
 

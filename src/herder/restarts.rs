@@ -70,6 +70,12 @@ impl Herder {
         let Some(e) = self.entry(name) else { return };
         let was_failed = self.statuses.connector_state(name) == Some(State::Failed);
         if e.target == TargetState::Started && !was_failed {
+            let Some(plugin) = self.connector_plugin_or_fail(name, &e.config) else {
+                return;
+            };
+            if !self.start_instance(&plugin, name, &e.config) {
+                return;
+            }
             let before = e.tasks.clone();
             if let Some(tasks) = self.generate_tasks(name, &e.config) {
                 if tasks == before && self.worker.task_ids(name).len() == before.len() {

@@ -12,7 +12,7 @@ use crate::worker::{Mode, TaskSpec};
 
 impl Herder {
     /// The plugin of a connector's class; when there is none, the connector is marked FAILED.
-    fn connector_plugin_or_fail(
+    pub(super) fn connector_plugin_or_fail(
         &self,
         name: &str,
         config: &Props,
@@ -56,9 +56,11 @@ impl Herder {
     ) -> Result<Vec<Props>, String> {
         let typed = ConnectorConfig::lenient(config, plugin.connector_type());
         let max_tasks = typed.tasks_max;
-        let mut tasks = plugin
-            .task_configs(config, max_tasks)
-            .map_err(|e| crate::worker::trace_of("Connector.taskConfigs", &e))?;
+        let mut tasks = match self.instance(name) {
+            Some(instance) => instance.task_configs(max_tasks),
+            None => plugin.task_configs(config, max_tasks),
+        }
+        .map_err(|e| crate::worker::trace_of("Connector.taskConfigs", &e))?;
         if tasks.len() > max_tasks && typed.tasks_max_enforce {
             return Err(format!(
                 "org.apache.kafka.connect.errors.ConnectException: The connector {name} has generated {} tasks, which is greater than {max_tasks}, the maximum number of tasks it is configured to create. This behaviour should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.",
@@ -103,11 +105,14 @@ impl Herder {
         }
         match e.target {
             TargetState::Stopped => {
+                self.stop_instance(name);
                 self.statuses.set_connector(name, State::Stopped, None);
                 self.statuses.remove_tasks_from(name, 0);
             }
             TargetState::Paused => {
                 // A paused connector keeps the tasks it had; one created PAUSED has none until resumed.
+                // Its instance is stopped, as Kafka suspends a paused connector.
+                self.stop_instance(name);
                 let mut tasks = e.tasks.clone();
                 if regenerate && !tasks.is_empty() {
                     match self.generate_tasks(name, &e.config) {
@@ -122,6 +127,9 @@ impl Herder {
                 self.run_tasks(&plugin, name, &e.config, &tasks, Mode::Pause);
             }
             TargetState::Started => {
+                if !self.start_instance(&plugin, name, &e.config) {
+                    return;
+                }
                 let tasks = if regenerate || e.tasks.is_empty() {
                     let Some(tasks) = self.generate_tasks(name, &e.config) else {
                         return;
@@ -139,7 +147,7 @@ impl Herder {
         }
     }
 
-    async fn persist_tasks(&self, name: &str, tasks: &[Props]) -> Result<(), ()> {
+    pub(super) async fn persist_tasks(&self, name: &str, tasks: &[Props]) -> Result<(), ()> {
         match self
             .store
             .put_task_configs(name.to_string(), tasks.to_vec())
@@ -160,7 +168,7 @@ impl Herder {
         }
     }
 
-    fn run_tasks(
+    pub(super) fn run_tasks(
         &self,
         plugin: &Arc<dyn ConnectorPlugin>,
         name: &str,

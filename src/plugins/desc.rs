@@ -174,9 +174,9 @@ impl PluginDesc {
             | Factory::HeaderConverter { def, .. }
             | Factory::Transformation { def, .. }
             | Factory::Predicate { def, .. } => def(),
-            Factory::TransformationProgram(t) | Factory::PredicateProgram(t) => {
-                t.program.config_def()
-            }
+            Factory::TransformationProgram(t) | Factory::PredicateProgram(t) => t
+                .newest()
+                .map_or_else(|_| ConfigDef::new(), |p| p.config_def()),
         }
     }
 

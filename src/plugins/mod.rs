@@ -189,9 +189,12 @@ impl Plugins {
             &PluginKind::ALL
         };
         // A class installed in several versions (KIP-891) has a row for each, as in Kafka.
-        let versions = |r: &PluginDesc| match r.connector_plugin() {
-            Some(p) => p.versions(),
-            None => vec![r.version],
+        let versions = |r: &PluginDesc| match (&r.factory, r.connector_plugin()) {
+            (_, Some(p)) => p.versions(),
+            (Factory::TransformationProgram(t) | Factory::PredicateProgram(t), _) => {
+                t.version_names()
+            }
+            _ => vec![r.version],
         };
         kinds
             .iter()
@@ -293,6 +296,24 @@ impl PluginLookup for Plugins {
     }
     fn header_converter_def(&self, class: &str) -> Option<ConfigDef> {
         def_of(PluginKind::HeaderConverter, class)
+    }
+    fn plugin_version_error(&self, class_key: &str, class: &str, wanted: &str) -> Option<String> {
+        let kind = if class_key.starts_with("transforms.") {
+            PluginKind::Transformation
+        } else if class_key.starts_with("predicates.") {
+            PluginKind::Predicate
+        } else if class_key == crate::config::keys::HEADER_CONVERTER {
+            PluginKind::HeaderConverter
+        } else {
+            PluginKind::Converter
+        };
+        let r = resolve(&[kind], class).ok()?;
+        match &r.factory {
+            Factory::TransformationProgram(t) | Factory::PredicateProgram(t) => {
+                t.check_version(wanted).err()
+            }
+            _ => transformations::builtin_version(r, Some(wanted)).err(),
+        }
     }
 }
 

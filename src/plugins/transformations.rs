@@ -2,6 +2,7 @@
 //! definitions and constructors, found by Kafka's alias rules. [`Plugins`] is the
 //! [`TransformLookup`] a connector's transformation chain is built with.
 
+use super::external::PLUGIN_VERSION;
 use super::{Factory, PluginDesc, PluginKind, Plugins};
 use crate::config::def::ConfigDef;
 use crate::config::ConfigError;
@@ -100,10 +101,22 @@ fn configure<T>(
     found: Option<&'static PluginDesc>,
     make: fn(&Factory) -> Option<Make<T>>,
 ) -> Result<T, ConfigError> {
-    match found.and_then(|r| make(&r.factory)) {
-        Some(make) => make(props),
+    match found.and_then(|r| make(&r.factory).map(|m| (r, m))) {
+        Some((r, make)) => {
+            let mut props = props.clone();
+            builtin_version(r, props.remove(PLUGIN_VERSION).as_deref())?;
+            make(&props)
+        }
         None => Err(format!("Class {class_or_alias} could not be found.").into()),
     }
+}
+
+/// Checks a built-in plugin's `plugin.version` (KIP-891): its one version must be in the range.
+///
+/// # Errors
+/// Kafka's message when it is not, or when the range cannot be read.
+pub fn builtin_version(r: &PluginDesc, wanted: Option<&str>) -> Result<(), String> {
+    super::external::pick_index(r.class, PLUGIN_VERSION, &[r.version], wanted).map(|_| ())
 }
 
 impl TransformLookup for Plugins {

@@ -11,6 +11,7 @@ mod connectors;
 mod loggers;
 mod plugins;
 mod registry;
+mod schemas;
 pub(crate) mod topics;
 mod tryout;
 #[cfg(feature = "console")]
@@ -246,6 +247,7 @@ async fn route(state: &ApiState, req: Request<'_>) -> Reply {
         Some("connector-plugins") => plugins::route(state, &req, &segs[1..]).await,
         Some("topics") => topics::route(state, &req, &segs[1..]).await,
         Some("consumers") => Err(topics::consumers()),
+        Some("registry") => schemas::registry_read(state, &req).await,
         _ => Err(not_found()),
     };
     outcome.unwrap_or_else(|e| e)

@@ -12,9 +12,8 @@ use warp::http::{HeaderMap, Method};
 
 use super::{only, parse_body, query_flag, ApiState, Reply, Request};
 use crate::converters::registry::kinds::{self, ParsedSchema, SCHEMA_TYPES};
-use crate::converters::registry::local::{
-    compatibility_check, parse_schema, parse_versions, MAX_REFERENCE_DEPTH,
-};
+pub(crate) use crate::converters::registry::local::compatibility_check;
+use crate::converters::registry::local::{parse_schema, parse_versions, MAX_REFERENCE_DEPTH};
 use crate::converters::registry::Level;
 use crate::storage::registry::{
     Registration, RegistryError, SchemaReference, Setting, StoredSchema, SubjectVersion,

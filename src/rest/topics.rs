@@ -74,6 +74,11 @@ pub(crate) enum ProxyError {
         /// What the JSON parser reported.
         cause: String,
     },
+    /// A schema-based format's failure, with REST Proxy's code: 42201/42202 (a key or value without
+    /// its schema), 42203 (JSON not of the schema), 42205 (an invalid or unknown schema), 50002 (a
+    /// stored record that cannot be decoded).
+    #[error("{1}")]
+    Schema(u32, String),
     /// 50003: the log is full (`log.buffer.full.policy=pause`); try again later.
     #[error("{0}")]
     Retriable(String),
@@ -91,6 +96,7 @@ impl ProxyError {
             ProxyError::Invalid(_) => 42201,
             ProxyError::Storage(_) | ProxyError::NotJson { .. } => 50002,
             ProxyError::Retriable(_) => 50003,
+            ProxyError::Schema(code, _) => *code,
         }
     }
 }
@@ -442,7 +448,20 @@ async fn produce(
     topic: &str,
     partition: Option<i32>,
 ) -> Result {
+    if let Some(kind) = super::schemas::SchemaFormat::of_body(req) {
+        return super::schemas::produce(state, req, kind, topic, partition).await;
+    }
     let records = produce_records(Format::of_body(req)?, &req.body.bytes, topic, partition)?;
+    append(state, topic, records, [None, None]).await
+}
+
+/// Appends produced records; answers their offsets with the key's and the value's schema IDs.
+pub(crate) async fn append(
+    state: &ApiState,
+    topic: &str,
+    records: Vec<ProducedRecord>,
+    schema_ids: [Option<i64>; 2],
+) -> Result {
     let highest = records.iter().filter_map(|r| r.partition).max();
     let batch = AppendBatch {
         records,
@@ -465,7 +484,7 @@ async fn produce(
         .collect();
     Ok(Reply::json(
         200,
-        &json!({"key_schema_id": null, "value_schema_id": null, "offsets": offsets}),
+        &json!({"key_schema_id": schema_ids[0], "value_schema_id": schema_ids[1], "offsets": offsets}),
     ))
 }
 
@@ -483,7 +502,11 @@ fn query_number(req: &Request<'_>, key: &str, default: Option<u64>) -> Result<u6
 }
 
 async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Result {
-    let format = Format::of_accept(req)?;
+    let schema_format = super::schemas::SchemaFormat::of_accept(req);
+    let format = match schema_format {
+        Some(_) => Format::Binary,
+        None => Format::of_accept(req)?,
+    };
     let tp = existing_partition(state, topic, p).await?;
     let offset = i64::try_from(query_number(req, "offset", None)?).unwrap_or(i64::MAX);
     let max_bytes = query_number(req, "max_bytes", Some(DEFAULT_MAX_BYTES))?;
@@ -507,15 +530,25 @@ async fn read(state: &ApiState, req: &Request<'_>, topic: &str, p: &str) -> Resu
             _ => break records,
         }
     };
-    let mut out = Vec::new();
+    let mut kept = Vec::new();
     let mut bytes = 0u64;
-    for r in &records {
+    for r in records {
         let size = r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len);
         bytes += size as u64;
-        if !out.is_empty() && bytes > max_bytes {
+        if !kept.is_empty() && bytes > max_bytes {
             break;
         }
-        out.push(record_json(format, r, metadata)?);
+        kept.push(r);
+    }
+    if let Some(kind) = schema_format {
+        return super::schemas::read(state, kind, kept).await;
+    }
+    let mut out = kept
+        .iter()
+        .map(|r| record_json(format, r, metadata))
+        .collect::<Result<Vec<Json>>>()?;
+    if super::query_flag(&req.query, "decode", false) {
+        super::schemas::decorate(state, &kept, &mut out).await?;
     }
     let media_type = match format {
         Format::Json => JSON_V2,

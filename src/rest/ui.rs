@@ -47,6 +47,7 @@ const FILES: &[Asset] = &[
     asset!("js/tryit.js", JS),
     asset!("js/airbyte.js", JS),
     asset!("js/topics.js", JS),
+    asset!("js/schemas.js", JS),
     asset!("js/worker.js", JS),
 ];
 

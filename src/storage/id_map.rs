@@ -5,8 +5,8 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::registry::{
-    register, schema_by_id, version, versions_of_id, CompatibilityCheck, Registration,
-    RegistryError, StoredSchema,
+    register, schema_by_id, versions_of_id, CompatibilityCheck, Registration, RegistryError,
+    StoredSchema,
 };
 use super::{StorageError, Store};
 
@@ -83,19 +83,6 @@ impl Store {
                 };
                 Ok(Some((schema, versions_of_id(c, id, true)?)))
             })())
-        });
-        read.map_err(RegistryError::from)?
-    }
-
-    /// One version of a local subject, soft-deleted or not (blocks).
-    pub fn registry_version_blocking(
-        &self,
-        subject: &str,
-        wanted: i32,
-    ) -> Result<StoredSchema, RegistryError> {
-        let subject = subject.to_string();
-        let read = self.reader.call_blocking(move |c: &Connection| {
-            Ok(version(c, &subject, Some(wanted), true).map(|v| v.schema))
         });
         read.map_err(RegistryError::from)?
     }

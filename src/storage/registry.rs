@@ -693,6 +693,26 @@ impl Store {
         }
     }
 
+    /// A subject's version (soft-deleted ones too), from a blocking thread: what a reader of framed
+    /// records resolves references with.
+    pub fn registry_version_blocking(&self, subject: String, wanted: i32) -> Outcome<StoredSchema> {
+        let found = self
+            .reader
+            .call_blocking(move |c| Ok(version(c, &subject, Some(wanted), true)));
+        match found {
+            Ok(r) => r.map(|v| v.schema),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The first subject (by name) with a version using a schema ID, from a blocking thread.
+    pub fn registry_subject_of_blocking(&self, id: i64) -> Outcome<Option<String>> {
+        match self.reader.call_blocking(move |c| Ok(subject_of(c, id))) {
+            Ok(r) => r,
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// The (subject, version) pairs using a schema ID; 40403 when none does.
     pub async fn registry_id_versions(
         &self,
@@ -737,6 +757,40 @@ impl Store {
             value.as_deref()
         ))
     }
+}
+
+/// The registry read from a database file opened read-only (`liteconnect consume --db`).
+impl super::LogReader {
+    /// A schema by its global ID, while a version uses it.
+    ///
+    /// # Errors
+    /// 40403 when no version uses it; the file cannot be read.
+    pub fn registry_schema(&self, id: i64) -> Outcome<StoredSchema> {
+        schema_by_id(&self.conn, id)
+    }
+
+    /// A subject's version, soft-deleted ones too.
+    ///
+    /// # Errors
+    /// 40401/40402 when there is no such version; the file cannot be read.
+    pub fn registry_version(&self, subject: &str, wanted: i32) -> Outcome<StoredSchema> {
+        version(&self.conn, subject, Some(wanted), true).map(|v| v.schema)
+    }
+
+    /// The first subject (by name) with a version using a schema ID.
+    ///
+    /// # Errors
+    /// The file cannot be read.
+    pub fn registry_subject_of(&self, id: i64) -> Outcome<Option<String>> {
+        subject_of(&self.conn, id)
+    }
+}
+
+fn subject_of(conn: &Connection, id: i64) -> Result<Option<String>, RegistryError> {
+    Ok(versions_of_id(conn, id, true)?
+        .into_iter()
+        .next()
+        .map(|(s, _)| s))
 }
 
 /// A registry setting kept globally and per subject.

@@ -129,7 +129,7 @@ fn partition_summaries(
 /// and never writes; its methods block, so they belong on plain threads.
 #[derive(Debug)]
 pub struct LogReader {
-    conn: Connection,
+    pub(super) conn: Connection,
 }
 
 impl LogReader {

@@ -24,6 +24,8 @@ pub(crate) enum TaskStage {
     SourceStart,
     /// `SinkTask.start` failed (or the subscription it was given is invalid).
     SinkStart,
+    /// `SinkTask.open` failed.
+    SinkOpen,
     /// `SourceTask.poll` failed.
     Poll,
     /// `SourceTask.commit` failed.
@@ -56,6 +58,7 @@ impl TaskStage {
             TaskStage::StartTask => "Worker.startTask",
             TaskStage::SourceStart => "SourceTask.start",
             TaskStage::SinkStart => "SinkTask.start",
+            TaskStage::SinkOpen => "SinkTask.open",
             TaskStage::Poll => "TASK_POLL",
             TaskStage::SourceCommit => "SourceTask.commit",
             TaskStage::Put => "TASK_PUT",

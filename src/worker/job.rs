@@ -64,9 +64,11 @@ impl Job {
         let rt = &self.runtime;
         let body = match &mut self.body {
             Some(body) => body,
-            empty => empty.insert(if let Some(task) = self.plugin.source_task() {
+            empty => empty.insert(if let Some(mut task) = self.plugin.source_task() {
+                task.identify(&format!("{}-{}", rt.connector, rt.task));
                 Body::Source(SourceLoop::new(task))
-            } else if let Some(task) = self.plugin.sink_task() {
+            } else if let Some(mut task) = self.plugin.sink_task() {
+                task.identify(&format!("{}-{}", rt.connector, rt.task));
                 Body::Sink(SinkLoop::new(task))
             } else {
                 return Err(StageError::fatal(

@@ -97,6 +97,7 @@ impl LoopState {
                 dirty: false,
                 noted: false,
                 tracked: BTreeSet::new(),
+                opened: BTreeSet::new(),
             },
             backoff: Duration::from_millis(100),
             last_commit: Instant::now(),
@@ -121,10 +122,17 @@ impl SinkLoop {
         if !self.started {
             rt.log_signal.register(&rt.control);
             self.task.attach_store(&rt.store);
+            let mut state = LoopState::new(rt)?;
+            // Kafka's order: start, then open with the first assignment.
+            let first = assign(rt, &state.sub, &mut state.positions)?;
             self.task
                 .start(&rt.config)
                 .map_err(|e| StageError::new(TaskStage::SinkStart, e))?;
             self.started = true;
+            self.state = Some(state);
+            self.task
+                .open(&first)
+                .map_err(|e| StageError::new(TaskStage::SinkOpen, e))?;
         }
         let state = match &mut self.state {
             Some(state) => state,
@@ -154,13 +162,17 @@ struct Positions {
     /// The status shows a retriable failure (cleared by the next successful commit).
     noted: bool,
     tracked: BTreeSet<String>,
+    /// The partitions the task was told of (`SinkTask.open`); a rewind keeps them.
+    opened: BTreeSet<TopicPartition>,
 }
 
+/// Adds the partitions of the subscription that fall to this task and are not yet read; returns those
+/// the task has not been told of yet (for `SinkTask.open`).
 fn assign(
     rt: &TaskRuntime,
     sub: &Subscription,
     positions: &mut Positions,
-) -> Result<(), StageError> {
+) -> Result<Vec<TopicPartition>, StageError> {
     let mut all: Vec<TopicPartition> = Vec::new();
     for (topic, partitions) in rt.store.topics_blocking().map_err(storage_error)? {
         if sub.matches(&topic) {
@@ -181,7 +193,7 @@ fn assign(
         .map(|(_, tp)| tp)
         .collect();
     if new.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let committed: BTreeMap<TopicPartition, i64> = rt
         .store
@@ -204,7 +216,14 @@ fn assign(
         rt.metrics.sink_assigned(&tp, start);
         positions.next.insert(tp, start);
     }
-    Ok(())
+    let opened: Vec<TopicPartition> = positions
+        .next
+        .keys()
+        .filter(|tp| !positions.opened.contains(*tp))
+        .cloned()
+        .collect();
+    positions.opened.extend(opened.iter().cloned());
+    Ok(opened)
 }
 
 /// Flushes the task and commits the positions. A retriable flush failure (the target did not acknowledge
@@ -290,8 +309,12 @@ fn put_loop(
         // after the sink started is found at its first append rather than up to IDLE_WAIT later.
         if positions.next.is_empty() || last_assign.is_none_or(|t| t.elapsed() >= IDLE_WAIT) {
             *assigned_at = rt.log_signal.appends();
-            assign(rt, sub, positions)?;
+            let added = assign(rt, sub, positions)?;
             *last_assign = Some(Instant::now());
+            if !added.is_empty() {
+                task.open(&added)
+                    .map_err(|e| StageError::new(TaskStage::SinkOpen, e))?;
+            }
         }
         let mut delivered = 0usize;
         let mut caught_up = true;
@@ -341,6 +364,8 @@ fn put_loop(
             }
         }
         if delivered == 0 {
+            task.check_idle()
+                .map_err(|e| StageError::new(TaskStage::Put, e))?;
             return Ok(Step::Park(idle_wait(rt, *assigned_at)));
         }
     }

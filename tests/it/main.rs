@@ -39,6 +39,7 @@ mod plugins;
 mod plugins_ext;
 mod rest_api;
 mod rest_polish;
+mod rest_proxy_schemas;
 #[cfg(feature = "kafka-client")]
 mod schema_ids;
 mod schema_registry;

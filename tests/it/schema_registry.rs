@@ -20,7 +20,7 @@ pub(crate) struct RegistryWorker {
     pub(crate) registry: String,
     /// The Kafka listener's `host:port`, when started with one.
     #[cfg_attr(not(feature = "kafka-listener"), allow(dead_code))]
-    bootstrap: Option<String>,
+    pub(crate) bootstrap: Option<String>,
     /// The worker's REST API.
     pub(crate) api: Client,
     http: reqwest::Client,

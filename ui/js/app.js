@@ -5,6 +5,7 @@ import * as connectors from './connectors.js';
 import * as connector from './connector.js';
 import * as create from './create.js';
 import * as topics from './topics.js';
+import * as schemas from './schemas.js';
 import * as worker from './worker.js';
 
 const ROUTES = [
@@ -14,6 +15,8 @@ const ROUTES = [
   [/^#\/new$/, create, 'new'],
   [/^#\/topics\/?$/, topics, 'topics'],
   [/^#\/topics\/(.+)$/, topics, 'topics'],
+  [/^#\/schemas\/?$/, schemas, 'schemas'],
+  [/^#\/schemas\/([^/]+)(?:\/(\d+))?$/, schemas, 'schemas'],
   [/^#\/worker$/, worker, 'worker'],
 ];
 
@@ -36,7 +39,7 @@ async function render() {
     fill(main, h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/connectors' }, 'Back to the connectors')));
     return;
   }
-  const params = (route[0].exec(hash) || []).slice(1).map(decodeURIComponent);
+  const params = (route[0].exec(hash) || []).slice(1).map((p) => (p === undefined ? undefined : decodeURIComponent(p)));
   const view = h('div', { class: 'view' });
   fill(main, view);
   const page = route[1];

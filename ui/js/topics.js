@@ -1,4 +1,5 @@
-// Topics of the local log, and a record browser per partition.
+// Topics of the local log, and a record browser per partition (records framed by a Schema Registry
+// converter shown decoded, with their schema).
 
 import { get, seg, metrics } from './api.js';
 import { h, fill, notify, fmtNumber, fmtBytes, td, every } from './dom.js';
@@ -75,13 +76,29 @@ export function show(b64) {
   return h('pre', { class: 'value', 'data-kind': 'text' }, text);
 }
 
-function recordRow(r) {
+/** A key or value framed by a Schema Registry converter: decoded, with its schema ID and subject (the
+ * stored bytes when `raw`, or when it could not be decoded, with why). */
+function showField(b64, decoded, raw) {
+  if (!decoded || raw) return show(b64);
+  if (decoded.error) {
+    return h('div', {}, h('p', { class: 'schema-tag bad', 'data-schema-id': decoded.schema_id },
+      `Schema ${decoded.schema_id}: not decoded (${decoded.error})`), show(b64));
+  }
+  const subject = decoded.subject ? ` · ${decoded.subject}` : '';
+  return h('div', { 'data-decoded': 'true' },
+    h('p', { class: 'schema-tag', 'data-schema-id': decoded.schema_id },
+      h('a', { href: decoded.subject ? `#/schemas/${seg(decoded.subject)}` : '#/schemas' },
+        `${decoded.schema_type} schema ${decoded.schema_id}${subject}`)),
+    h('pre', { class: 'value', 'data-kind': 'decoded' }, JSON.stringify(decoded.value, null, 2)));
+}
+
+function recordRow(r, raw) {
   const headers = r.headers || [];
   return h('tr', { 'data-offset': r.offset },
     td('Offset', String(r.offset), 'num'),
     td('Timestamp', r.timestamp ? new Date(r.timestamp).toISOString() : '–'),
-    td('Key', h('span', { 'data-part': 'key' }, show(r.key))),
-    td('Value', h('span', { 'data-part': 'value' }, show(r.value))),
+    td('Key', h('span', { 'data-part': 'key' }, showField(r.key, r.key_decoded, raw))),
+    td('Value', h('span', { 'data-part': 'value' }, showField(r.value, r.value_decoded, raw))),
     td('Headers', headers.length ? h('ul', {}, headers.map((x) => h('li', {}, h('code', {}, x.key), ': ', show(x.value)))) : h('span', { class: 'muted' }, 'none')));
 }
 
@@ -90,7 +107,7 @@ async function readFrom(base, from, end, count) {
   const out = [];
   let next = from;
   while (out.length < count && next < end) {
-    const batch = await get(`${base}/records?offset=${next}&timeout=0&metadata=true`, BINARY);
+    const batch = await get(`${base}/records?offset=${next}&timeout=0&metadata=true&decode=true`, BINARY);
     if (!batch.length) break;
     for (const r of batch) if (out.length < count && r.offset < end) out.push(r);
     next = batch[batch.length - 1].offset + 1;
@@ -104,8 +121,11 @@ async function browser(main, topic) {
   const from = h('input', { id: 'from-offset', type: 'number', min: 0, placeholder: 'start or end' });
   const order = h('select', { id: 'order' }, h('option', { value: 'newest' }, 'Newest first'), h('option', { value: 'oldest' }, 'Oldest first'));
   const count = h('input', { id: 'count', type: 'number', min: 1, max: 500, value: 50 });
-  const bounds = h('p', { class: 'muted', id: 'bounds' });
+  let shown = [];
   const body = h('tbody');
+  const draw = () => fill(body, shown.map((r) => recordRow(r, raw.checked)));
+  const raw = h('input', { id: 'raw', type: 'checkbox', onchange: () => draw() });
+  const bounds = h('p', { class: 'muted', id: 'bounds' });
   const load = async (ev) => {
     if (ev) ev.preventDefault();
     const base = `topics/${seg(topic)}/partitions/${partition.value}`;
@@ -122,7 +142,8 @@ async function browser(main, topic) {
         const start = Math.max(o.beginning_offset, last - n);
         records = (await readFrom(base, start, last, n)).reverse();
       }
-      fill(body, records.map(recordRow));
+      shown = records;
+      draw();
       if (!records.length) body.append(h('tr', {}, h('td', { colspan: 5 }, 'No records there.')));
     } catch (e) { notify(`Reading ${topic} failed: ${e.message}`, 'error'); }
   };
@@ -132,6 +153,7 @@ async function browser(main, topic) {
       h('label', { for: 'from-offset' }, 'From offset'), from,
       h('label', { for: 'order' }, 'Order'), order,
       h('label', { for: 'count' }, 'Records'), count,
+      h('label', { for: 'raw', title: 'Show records framed by a Schema Registry converter as stored' }, raw, ' Raw bytes'),
       h('button', { type: 'submit', class: 'primary', id: 'load' }, 'Show records')),
     bounds,
     h('section', { class: 'card' }, h('table', { class: 'stack', id: 'records' },

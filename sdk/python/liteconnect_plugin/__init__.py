@@ -1,6 +1,6 @@
 """Write liteconnect plugins in Python: connectors that run as separate programs on ``plugin.path``.
 
-Standard library only. The module speaks the plugin protocol (docs/plugins/protocol.md, version 1):
+Standard library only. The module speaks the plugin protocol (docs/plugins/protocol.md, version 1.1):
 newline-delimited JSON on stdin and stdout. Write logs to stderr (``log``); never print to stdout.
 
 A source plugin::
@@ -31,13 +31,18 @@ A source plugin::
 import base64
 import json
 import sys
+import threading
 import traceback
 
 PROTOCOL_VERSION = 1
+#: The minor version of the protocol this module speaks (1: long-lived connectors that may ask for
+#: a reconfiguration; the sink task's assigned partitions).
+PROTOCOL_MINOR = 1
 
 __all__ = [
     "ConfigKey",
     "ConnectError",
+    "ConnectorContext",
     "Data",
     "Predicate",
     "Record",
@@ -168,7 +173,32 @@ class ConfigKey:
         return out
 
 
+class ConnectorContext:
+    """What a running connector may ask the worker, from any thread."""
+
+    def __init__(self, channel):
+        self._channel = channel
+
+    def request_task_reconfiguration(self):
+        """Asks the worker to call ``task_configs`` again (Kafka's requestTaskReconfiguration): when
+        the answer differs from the running tasks' configs, the tasks are replaced."""
+        self._channel.write({"type": "request_task_reconfiguration"})
+
+
 class _Connector:
+    #: Set to True for a connector that keeps running while the connector runs, to watch its source
+    #: and ask for a reconfiguration when it changes: ``start`` is called then, and ``task_configs``
+    #: is asked of the running connector. Otherwise each question runs in a process of its own.
+    monitors = False
+
+    def start(self, config, context):
+        """Called once when the connector starts running (not for the validation and config
+        questions): ``context`` is a ConnectorContext, which may be kept, e.g. by a thread that
+        watches the source and asks for a reconfiguration when it changes."""
+
+    def stop(self):
+        """Called when the connector stops running."""
+
     def config_def(self):
         """The connector's own keys, a list of ConfigKey."""
         return []
@@ -214,6 +244,11 @@ class SinkTask:
 
     def start(self, config, context):
         pass
+
+    def open(self, partitions):
+        """The partitions assigned to the task, a list of (topic, partition): called right after
+        ``start`` with the first assignment (maybe empty), then with each partition added later (a
+        topic created or grown). Partitions are never taken away from a running task."""
 
     def put(self, records):
         pass
@@ -266,6 +301,7 @@ class _Channel:
     def __init__(self, stdin, stdout):
         self._in = stdin
         self._out = stdout
+        self._lock = threading.Lock()
 
     def read(self):
         line = self._in.readline()
@@ -274,8 +310,10 @@ class _Channel:
         return json.loads(line)
 
     def write(self, message):
-        self._out.write(json.dumps(message, separators=(",", ":")) + "\n")
-        self._out.flush()
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._out.write(line)
+            self._out.flush()
 
 
 class SourceContext:
@@ -314,13 +352,20 @@ def _error(exc):
 
 
 def _serve_connector(channel, connector):
+    started = False
     while True:
         msg = channel.read()
         if msg is None or msg.get("type") == "stop":
+            if started:
+                connector.stop()
             return
         kind = msg.get("type")
         try:
-            if kind == "config_def":
+            if kind == "start":
+                connector.start(msg.get("config", {}), ConnectorContext(channel))
+                started = True
+                answer = {"type": "started"}
+            elif kind == "config_def":
                 answer = {"type": "config_def", "keys": [k.to_json() for k in connector.config_def()]}
             elif kind == "validate":
                 answer = {"type": "validate", "errors": connector.validate(msg.get("config", {})) or {}}
@@ -381,6 +426,10 @@ def _record_in(j):
     return r
 
 
+def _partitions(msg):
+    return [(p.get("topic"), p.get("partition")) for p in msg.get("partitions", [])]
+
+
 def _serve_sink(channel, task):
     while True:
         msg = channel.read()
@@ -391,7 +440,12 @@ def _serve_sink(channel, task):
         try:
             if kind == "start":
                 task.start(msg.get("config", {}), None)
+                if "partitions" in msg:
+                    task.open(_partitions(msg))
                 answer = {"type": "started"}
+            elif kind == "open":
+                task.open(_partitions(msg))
+                answer = {"type": "opened"}
             elif kind == "put":
                 task.put([_record_in(r) for r in msg.get("records", [])])
                 answer = {"type": "put"}
@@ -456,8 +510,11 @@ def run(connector=None, source_task=None, sink_task=None, transformation=None, p
         channel.write({"type": "error", "retriable": False,
                        "message": "this plugin speaks protocol %d only" % PROTOCOL_VERSION})
         return
-    channel.write({"type": "hello", "protocol": PROTOCOL_VERSION})
     role = hello.get("role")
+    answer = {"type": "hello", "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR}
+    if role == "connector" and connector is not None and connector.monitors:
+        answer["monitors"] = True
+    channel.write(answer)
     try:
         if role == "connector" and connector is not None:
             _serve_connector(channel, connector())

@@ -1,5 +1,5 @@
 //! Write liteconnect plugins in Rust: source and sink connectors and transformations that run as
-//! separate programs on the worker's `plugin.path`, speaking the plugin protocol (version 1,
+//! separate programs on the worker's `plugin.path`, speaking the plugin protocol (version 1.1,
 //! `docs/plugins/protocol.md`) over stdin and stdout. This crate hides the framing.
 //!
 //! A source (see `examples/counter_source.rs` for a whole one):
@@ -28,12 +28,16 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use serde_json::{json, Value};
 
 /// The protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
+/// The minor version of the protocol this crate speaks (1: long-lived connectors that may ask for a
+/// reconfiguration; the sink task's assigned partitions).
+pub const PROTOCOL_MINOR: u64 = 1;
 
 /// A connector or task config: Kafka's flat string map.
 pub type Config = BTreeMap<String, String>;
@@ -265,8 +269,48 @@ impl ConfigKey {
     }
 }
 
-/// The connector side: its config definition, validation and task configs.
+/// What a running connector may ask the worker; cheap to clone, usable from any thread.
+#[derive(Clone)]
+pub struct ConnectorContext {
+    output: Output,
+}
+
+impl ConnectorContext {
+    /// Asks the worker to call [`Connector::task_configs`] again (Kafka's
+    /// `requestTaskReconfiguration`): when the answer differs from the running tasks' configs, the
+    /// tasks are replaced.
+    ///
+    /// # Errors
+    /// When the worker can no longer be written to.
+    pub fn request_task_reconfiguration(&self) -> Result<()> {
+        write_to(
+            &self.output,
+            &json!({"type": "request_task_reconfiguration"}),
+        )
+    }
+}
+
+/// The connector side: its config definition, validation and task configs. A running connector's
+/// process is started with [`Connector::start`] and then answers its task configs until it is stopped;
+/// the other questions are asked of processes of their own.
 pub trait Connector {
+    /// Whether the connector keeps running while the connector runs, to watch its source and ask for a
+    /// reconfiguration when it changes: [`Connector::start`] is called then, and
+    /// [`Connector::task_configs`] is asked of the running connector. Otherwise (the default) each
+    /// question runs in a process of its own.
+    fn monitors(&self) -> bool {
+        false
+    }
+    /// The connector starts running with `config`; `ctx` may be kept (e.g. by a thread that watches
+    /// the source) to ask for a reconfiguration.
+    ///
+    /// # Errors
+    /// The connector fails with it.
+    fn start(&mut self, _config: &Config, _ctx: ConnectorContext) -> Result<()> {
+        Ok(())
+    }
+    /// The connector stops running.
+    fn stop(&mut self) {}
     /// The connector's own keys.
     fn config_def(&self) -> Vec<ConfigKey> {
         Vec::new()
@@ -354,6 +398,15 @@ pub type TopicOffset = (String, i32, i64);
 pub trait SinkTask {
     /// Starts with the task config.
     fn start(&mut self, config: &Config) -> Result<()>;
+    /// The partitions assigned to the task, `(topic, partition)`: called right after `start` with the
+    /// first assignment (maybe empty), then with each partition added later (a topic created or
+    /// grown). Partitions are never taken away from a running task.
+    ///
+    /// # Errors
+    /// The task fails with it.
+    fn open(&mut self, _partitions: &[(String, i32)]) -> Result<()> {
+        Ok(())
+    }
     /// Takes records; returns the offsets already durable (may be empty).
     fn put(&mut self, records: Vec<Record>) -> Result<Vec<TopicOffset>>;
     /// Makes everything put durable; returns the offsets that are.
@@ -392,9 +445,24 @@ pub trait Predicate {
     fn test(&mut self, record: &Record) -> Result<bool>;
 }
 
+/// The program's output, shared by the serving loop and the connector's context.
+type Output = Arc<Mutex<Box<dyn Write + Send>>>;
+
+/// Writes one message as a line to `output`.
+fn write_to(output: &Output, message: &Value) -> Result<()> {
+    let mut line = serde_json::to_vec(message).map_err(|e| Error::Fatal(e.to_string()))?;
+    line.push(b'\n');
+    let mut out = output
+        .lock()
+        .map_err(|_| Error::Fatal("the output is poisoned".into()))?;
+    out.write_all(&line)
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::Fatal(e.to_string()))
+}
+
 struct Channel {
     input: Box<dyn BufRead>,
-    output: Box<dyn Write>,
+    output: Output,
 }
 
 impl Channel {
@@ -410,12 +478,7 @@ impl Channel {
     }
 
     fn write(&mut self, message: &Value) -> Result<()> {
-        let mut line = serde_json::to_vec(message).map_err(|e| Error::Fatal(e.to_string()))?;
-        line.push(b'\n');
-        self.output
-            .write_all(&line)
-            .and_then(|()| self.output.flush())
-            .map_err(|e| Error::Fatal(e.to_string()))
+        write_to(&self.output, message)
     }
 }
 
@@ -446,6 +509,20 @@ fn offsets_of(v: &Value) -> Vec<TopicOffset> {
                 i32::try_from(o["partition"].as_i64()?).ok()?,
                 o["offset"].as_i64()?,
             ))
+        })
+        .collect()
+}
+
+fn partitions_of(v: &Value) -> Vec<(String, i32)> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            let partition = p["partition"].as_i64().unwrap_or(0);
+            (
+                p["topic"].as_str().unwrap_or_default().to_owned(),
+                i32::try_from(partition).unwrap_or(0),
+            )
         })
         .collect()
 }
@@ -511,7 +588,7 @@ impl Plugin {
     /// Serves this process on stdin and stdout until the worker stops it.
     pub fn run(self) {
         let stdin = std::io::stdin().lock();
-        let stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        let stdout = std::io::BufWriter::new(std::io::stdout());
         let _ = self.serve(Box::new(stdin), Box::new(stdout));
     }
 
@@ -519,8 +596,11 @@ impl Plugin {
     ///
     /// # Errors
     /// When the channel itself fails.
-    pub fn serve(mut self, input: Box<dyn BufRead>, output: Box<dyn Write>) -> Result<()> {
-        let mut ch = Channel { input, output };
+    pub fn serve(mut self, input: Box<dyn BufRead>, output: Box<dyn Write + Send>) -> Result<()> {
+        let mut ch = Channel {
+            input,
+            output: Arc::new(Mutex::new(output)),
+        };
         let Some(hello) = ch.read()? else {
             return Ok(());
         };
@@ -531,14 +611,19 @@ impl Plugin {
             return ch.write(&json!({"type": "error", "retriable": false,
                 "message": format!("this plugin speaks protocol {PROTOCOL_VERSION} only")}));
         }
-        ch.write(&json!({"type": "hello", "protocol": PROTOCOL_VERSION}))?;
+        let mut answer =
+            json!({"type": "hello", "protocol": PROTOCOL_VERSION, "minor": PROTOCOL_MINOR});
+        if hello["role"] == "connector" && self.connector.as_ref().is_some_and(|c| c.monitors()) {
+            answer["monitors"] = json!(true);
+        }
+        ch.write(&answer)?;
         match hello["role"].as_str() {
             Some("connector") => {
-                let connector = self
+                let mut connector = self
                     .connector
                     .take()
                     .unwrap_or_else(|| Box::new(DefaultConnector));
-                serve_connector(&mut ch, connector.as_ref())
+                serve_connector(&mut ch, connector.as_mut())
             }
             Some("source_task") if self.source.is_some() => {
                 let task = self.source.as_ref().map(|m| m());
@@ -586,8 +671,17 @@ fn unknown(msg: &Value) -> Result<Option<Value>> {
     Err(Error::Fatal(format!("unknown request {}", msg["type"])))
 }
 
-fn serve_connector(ch: &mut Channel, c: &dyn Connector) -> Result<()> {
-    serve_loop(ch, |_, msg| match msg["type"].as_str() {
+fn serve_connector(ch: &mut Channel, c: &mut dyn Connector) -> Result<()> {
+    let mut started = false;
+    let result = serve_loop(ch, |ch, msg| match msg["type"].as_str() {
+        Some("start") => {
+            let ctx = ConnectorContext {
+                output: ch.output.clone(),
+            };
+            c.start(&config_of(&msg["config"]), ctx)?;
+            started = true;
+            Ok(Some(json!({"type": "started"})))
+        }
         Some("config_def") => {
             let keys: Vec<Value> = c.config_def().iter().map(ConfigKey::to_json).collect();
             Ok(Some(json!({"type": "config_def", "keys": keys})))
@@ -601,7 +695,11 @@ fn serve_connector(ch: &mut Channel, c: &dyn Connector) -> Result<()> {
             Ok(Some(json!({"type": "task_configs", "tasks": tasks})))
         }
         _ => unknown(msg),
-    })
+    });
+    if started {
+        c.stop();
+    }
+    result
 }
 
 fn serve_source(ch: &mut Channel, task: &mut dyn SourceTask) -> Result<()> {
@@ -645,7 +743,14 @@ fn serve_sink(ch: &mut Channel, task: &mut dyn SinkTask) -> Result<()> {
     let result = serve_loop(ch, |_, msg| match msg["type"].as_str() {
         Some("start") => {
             task.start(&config_of(&msg["config"]))?;
+            if msg.get("partitions").is_some() {
+                task.open(&partitions_of(&msg["partitions"]))?;
+            }
             Ok(Some(json!({"type": "started"})))
+        }
+        Some("open") => {
+            task.open(&partitions_of(&msg["partitions"]))?;
+            Ok(Some(json!({"type": "opened"})))
         }
         Some("put") => {
             let records = msg["records"]
@@ -715,123 +820,4 @@ pub fn log(line: &str) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    struct Counter(i64);
-    impl SourceTask for Counter {
-        fn start(&mut self, _: &Config, ctx: &mut SourceContext<'_>) -> Result<()> {
-            self.0 = ctx
-                .offset(&json!({"c": 0}))?
-                .and_then(|o| o["n"].as_i64())
-                .unwrap_or(0);
-            Ok(())
-        }
-        fn poll(&mut self, ctx: &mut SourceContext<'_>) -> Result<Vec<Record>> {
-            if self.0 >= 2 {
-                ctx.idle(50);
-                return Ok(Vec::new());
-            }
-            self.0 += 1;
-            Ok(vec![Record::source(
-                "t",
-                Data::schemaless(json!(self.0)),
-                json!({"c": 0}),
-                json!({"n": self.0}),
-            )])
-        }
-    }
-
-    fn exchange(plugin: Plugin, input: &[Value]) -> Vec<Value> {
-        let text: String = input.iter().map(|m| format!("{m}\n")).collect();
-        let out = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-        struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-        impl Write for Shared {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.borrow_mut().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        plugin
-            .serve(
-                Box::new(std::io::Cursor::new(text.into_bytes())),
-                Box::new(Shared(out.clone())),
-            )
-            .unwrap();
-        let bytes = out.borrow().clone();
-        String::from_utf8(bytes)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn a_source_task_exchange() {
-        let plugin = Plugin::new().source_task(|| Box::new(Counter(0)));
-        let out = exchange(
-            plugin,
-            &[
-                json!({"type": "hello", "protocol": [1], "class": "C", "role": "source_task"}),
-                json!({"type": "start", "config": {"topic": "t"}}),
-                json!({"type": "offsets", "offsets": [{"partition": {"c": 0}, "offset": {"n": 1}}]}),
-                json!({"type": "poll"}),
-                json!({"type": "commit", "offsets": [{"partition": {"c": 0}, "offset": {"n": 2}}]}),
-                json!({"type": "poll"}),
-                json!({"type": "stop"}),
-            ],
-        );
-        assert_eq!(out[0], json!({"type": "hello", "protocol": 1}));
-        assert_eq!(out[1]["type"], "offset_request");
-        assert_eq!(out[2]["type"], "started");
-        assert_eq!(out[3]["records"][0]["source_offset"], json!({"n": 2}));
-        assert_eq!(
-            out[3]["records"][0]["value"],
-            json!({"schema": null, "payload": 2})
-        );
-        assert_eq!(
-            out[4],
-            json!({"type": "records", "records": [], "idle_ms": 50})
-        );
-        assert_eq!(out.len(), 5);
-    }
-
-    struct Even;
-    impl Predicate for Even {
-        fn test(&mut self, record: &Record) -> Result<bool> {
-            Ok(record.value.payload().as_i64().is_some_and(|n| n % 2 == 0))
-        }
-    }
-
-    #[test]
-    fn a_predicate_exchange() {
-        let out = exchange(
-            Plugin::new().predicate(|| Box::new(Even)),
-            &[
-                json!({"type": "hello", "protocol": [1], "class": "P", "role": "predicate"}),
-                json!({"type": "start", "config": {}}),
-                json!({"type": "test", "record": {"topic": "t", "value": {"schema": null, "payload": 4}}}),
-                json!({"type": "test", "record": {"topic": "t", "value": {"schema": null, "payload": 5}}}),
-            ],
-        );
-        assert_eq!(out[2], json!({"type": "tested", "matches": true}));
-        assert_eq!(out[3], json!({"type": "tested", "matches": false}));
-    }
-
-    #[test]
-    fn an_unknown_role_or_version_is_an_error() {
-        let out = exchange(
-            Plugin::new(),
-            &[json!({"type": "hello", "protocol": [2], "role": "connector"})],
-        );
-        assert_eq!(out[0]["type"], "error");
-        let out = exchange(
-            Plugin::new(),
-            &[json!({"type": "hello", "protocol": [1], "role": "sink_task"})],
-        );
-        assert_eq!(out[1]["message"], "this plugin has no sink_task");
-    }
-}
+mod tests;

@@ -1,5 +1,6 @@
 //! `liteconnect consume`: prints the records of a topic, as Kafka's console consumer does: from the end
-//! unless told otherwise, until the end seen at the start unless `--follow`.
+//! unless told otherwise, until the end seen at the start unless `--follow`. Keys and values framed by a
+//! Schema Registry converter are shown decoded with the registry's schemas (`--raw`: as stored).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,6 +12,7 @@ use serde_json::{json, Map, Value as Json};
 use super::rest::Record;
 use super::source::Source;
 use super::Remote;
+use crate::converters::registry::local::{LocalSchemas, SchemaLookup, Shown};
 use crate::storage::TopicPartition;
 
 /// How long one read waits for a new record when following, shared by the partitions read in turn.
@@ -56,6 +58,12 @@ pub struct ConsumeArgs {
     /// How records are printed.
     #[arg(long, value_enum, default_value = "text")]
     pub format: OutputFormat,
+    /// Print keys and values as stored, without decoding records framed by a Schema Registry converter.
+    #[arg(long)]
+    pub raw: bool,
+    /// Say where each record is and which schema decoded it; note keys and values left undecoded.
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Read the worker's database file (read-only, also while the worker runs) instead of its REST API.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "config", "user"])]
     pub db: Option<PathBuf>,
@@ -111,6 +119,8 @@ pub(super) fn run(args: &ConsumeArgs) -> Result<(), String> {
     };
     let mut printed = 0u64;
     let mut out = std::io::stdout().lock();
+    let schemas = LocalSchemas::default();
+    let decoder = (!args.raw).then_some((&schemas, &source as &dyn SchemaLookup));
     loop {
         let mut pending = false;
         for pos in &mut positions {
@@ -130,7 +140,20 @@ pub(super) fn run(args: &ConsumeArgs) -> Result<(), String> {
                     break;
                 }
                 pos.next = r.offset + 1;
-                if !super::print_line(&mut out, &render(args.format, &args.topic, &r)) {
+                let key = field(decoder, r.key.as_deref());
+                let value = field(decoder, r.value.as_deref());
+                if args.verbose {
+                    for (name, f) in [("key", &key), ("value", &value)] {
+                        if let Field::Bytes(_, Some(why)) = f {
+                            eprintln!(
+                                "note: partition {} offset {}: the {name} is shown as stored: {why}",
+                                r.partition, r.offset
+                            );
+                        }
+                    }
+                }
+                let line = render(args.format, args.verbose, &args.topic, &r, [&key, &value]);
+                if !super::print_line(&mut out, &line) {
                     return Ok(());
                 }
                 printed += 1;
@@ -143,20 +166,96 @@ pub(super) fn run(args: &ConsumeArgs) -> Result<(), String> {
     }
 }
 
-/// A record as `format` prints it.
-fn render(format: OutputFormat, topic: &str, r: &Record) -> String {
+/// A key or value as printed.
+#[derive(Debug)]
+enum Field<'a> {
+    /// Null (a tombstone's value, a record without key).
+    Null,
+    /// The bytes as stored; with why they were not decoded when decoding was asked for.
+    Bytes(&'a [u8], Option<String>),
+    /// Decoded along the schema its frame names.
+    Decoded {
+        /// The schema ID.
+        id: i64,
+        /// The first subject with a version of that schema.
+        subject: Option<String>,
+        /// The key or value as JSON.
+        json: Json,
+    },
+}
+
+/// `bytes` decoded when they are framed and `decoder` is given (not `--raw`).
+fn field<'a>(
+    decoder: Option<(&LocalSchemas, &dyn SchemaLookup)>,
+    bytes: Option<&'a [u8]>,
+) -> Field<'a> {
+    let Some(bytes) = bytes else {
+        return Field::Null;
+    };
+    let Some((schemas, lookup)) = decoder else {
+        return Field::Bytes(bytes, None);
+    };
+    match schemas.show(lookup, bytes) {
+        Shown::Decoded { schema, json } => Field::Decoded {
+            id: schema.id,
+            subject: schema.subject.clone(),
+            json,
+        },
+        Shown::Unframed => Field::Bytes(
+            bytes,
+            Some("not framed by a Schema Registry converter".into()),
+        ),
+        Shown::Undecoded { id, reason } => Field::Bytes(
+            bytes,
+            Some(format!("framed with schema ID {id}, not decoded: {reason}")),
+        ),
+    }
+}
+
+/// A record as `format` prints it; `verbose` text starts with where the record is and the schemas
+/// that decoded it.
+fn render(
+    format: OutputFormat,
+    verbose: bool,
+    topic: &str,
+    r: &Record,
+    fields: [&Field<'_>; 2],
+) -> String {
+    let [key, value] = fields;
     match format {
-        OutputFormat::Text => r
-            .value
-            .as_deref()
-            .map_or_else(|| "null".to_string(), |v| String::from_utf8_lossy(v).into()),
+        OutputFormat::Text => {
+            let text = match value {
+                Field::Null => "null".to_string(),
+                Field::Bytes(b, _) => String::from_utf8_lossy(b).into(),
+                Field::Decoded { json, .. } => json.to_string(),
+            };
+            if !verbose {
+                return text;
+            }
+            let mut prefix = format!("partition {} offset {}", r.partition, r.offset);
+            for (name, f) in [("key", key), ("value", value)] {
+                if let Field::Decoded { id, subject, .. } = f {
+                    let subject = subject.as_deref().unwrap_or("no subject");
+                    prefix.push_str(&format!(" {name} schema {id} ({subject})"));
+                }
+            }
+            format!("{prefix}: {text}")
+        }
         OutputFormat::Json => {
             let mut o = Map::new();
             o.insert("topic".into(), json!(topic));
             o.insert("partition".into(), json!(r.partition));
             o.insert("offset".into(), json!(r.offset));
-            bytes_field(&mut o, "key", r.key.as_deref());
-            bytes_field(&mut o, "value", r.value.as_deref());
+            for (name, f) in [("key", key), ("value", value)] {
+                match f {
+                    Field::Null => bytes_field(&mut o, name, None),
+                    Field::Bytes(b, _) => bytes_field(&mut o, name, Some(b)),
+                    Field::Decoded { id, json, .. } => {
+                        o.insert(name.into(), json.clone());
+                        o.insert(format!("{name}_schema_id"), json!(id));
+                    }
+                }
+            }
             Json::Object(o).to_string()
         }
     }
@@ -191,8 +290,17 @@ mod tests {
             key: Some(vec![0xff, 0x00]),
             value: Some(b"hello".to_vec()),
         };
-        assert_eq!(render(OutputFormat::Text, "t", &r), "hello");
-        let json: Json = serde_json::from_str(&render(OutputFormat::Json, "t", &r)).unwrap();
+        let print = |format, verbose, r: &Record| {
+            let k = field(None, r.key.as_deref());
+            let v = field(None, r.value.as_deref());
+            render(format, verbose, "t", r, [&k, &v])
+        };
+        assert_eq!(print(OutputFormat::Text, false, &r), "hello");
+        assert_eq!(
+            print(OutputFormat::Text, true, &r),
+            "partition 1 offset 7: hello"
+        );
+        let json: Json = serde_json::from_str(&print(OutputFormat::Json, false, &r)).unwrap();
         assert_eq!(
             json,
             json!({"topic": "t", "partition": 1, "offset": 7, "key_base64": "/wA=", "value": "hello"})
@@ -202,10 +310,33 @@ mod tests {
             value: None,
             ..r
         };
-        assert_eq!(render(OutputFormat::Text, "t", &tombstone), "null");
+        assert_eq!(print(OutputFormat::Text, false, &tombstone), "null");
         let json: Json =
-            serde_json::from_str(&render(OutputFormat::Json, "t", &tombstone)).unwrap();
+            serde_json::from_str(&print(OutputFormat::Json, false, &tombstone)).unwrap();
         assert_eq!(json["key"], Json::Null);
         assert_eq!(json["value"], Json::Null);
+    }
+
+    #[test]
+    fn decoded_fields_print_as_json_with_their_schema() {
+        let r = Record {
+            partition: 0,
+            offset: 3,
+            key: None,
+            value: Some(vec![0, 0, 0, 0, 5, 2]),
+        };
+        let value = Field::Decoded {
+            id: 5,
+            subject: Some("t-value".into()),
+            json: json!({"n": 1}),
+        };
+        let line = render(OutputFormat::Json, false, "t", &r, [&Field::Null, &value]);
+        let json: Json = serde_json::from_str(&line).unwrap();
+        assert_eq!(json["value"], json!({"n": 1}));
+        assert_eq!(json["value_schema_id"], json!(5));
+        assert_eq!(
+            render(OutputFormat::Text, true, "t", &r, [&Field::Null, &value]),
+            r#"partition 0 offset 3 value schema 5 (t-value): {"n":1}"#
+        );
     }
 }

@@ -9,6 +9,8 @@ use reqwest::Method;
 use serde_json::{json, Value as Json};
 
 use super::super::endpoint::seg;
+use crate::converters::registry::local::SchemaLookup;
+use crate::storage::registry::StoredSchema;
 
 /// The media type of REST Proxy v2 records embedded as base64.
 const BINARY_V2: &str = "application/vnd.kafka.binary.v2+json";
@@ -195,5 +197,43 @@ fn decode(field: &Json) -> Result<Option<Vec<u8>>, String> {
             .map(Some)
             .map_err(|e| format!("a record is not base64: {e}")),
         other => Err(format!("a record's key or value is not base64: {other}")),
+    }
+}
+
+/// A schema in the registry's JSON (`schema`, `schemaType` when not AVRO, `references`).
+fn stored_schema(id: i64, json: &Json) -> Result<StoredSchema, String> {
+    Ok(StoredSchema {
+        id,
+        schema_type: json["schemaType"].as_str().unwrap_or("AVRO").to_string(),
+        schema: json["schema"]
+            .as_str()
+            .ok_or_else(|| format!("No schema in {json}"))?
+            .to_string(),
+        references: serde_json::from_value(json["references"].clone()).unwrap_or_default(),
+    })
+}
+
+/// The worker's registry through its read-only routes under `/registry/` on the REST listener.
+impl SchemaLookup for Rest {
+    fn schema(&self, id: i64) -> Result<Option<StoredSchema>, String> {
+        self.get_optional(&format!("/registry/schemas/ids/{id}"))?
+            .map(|json| stored_schema(id, &json))
+            .transpose()
+    }
+
+    fn version(&self, subject: &str, version: i32) -> Result<Option<StoredSchema>, String> {
+        let path = format!(
+            "/registry/subjects/{}/versions/{version}?deleted=true",
+            seg(subject)
+        );
+        self.get_optional(&path)?
+            .map(|json| stored_schema(json["id"].as_i64().unwrap_or(-1), &json))
+            .transpose()
+    }
+
+    fn subject_of(&self, id: i64) -> Result<Option<String>, String> {
+        let json =
+            self.get_optional(&format!("/registry/schemas/ids/{id}/versions?deleted=true"))?;
+        Ok(json.and_then(|j| j[0]["subject"].as_str().map(str::to_string)))
     }
 }

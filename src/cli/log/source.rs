@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 use super::rest::{Record, Rest};
 use super::Remote;
 use crate::cli::endpoint::seg;
+use crate::converters::registry::local::SchemaLookup;
+use crate::storage::registry::StoredSchema;
 use crate::storage::{LogReader, PartitionSummary, TopicPartition};
 
 /// How often a read on the database file looks again for new records while it waits.
@@ -119,6 +121,30 @@ impl Source {
                     .collect());
             }
             std::thread::sleep(DB_POLL.min(until.saturating_duration_since(Instant::now())));
+        }
+    }
+}
+
+/// The registry of the worker or the database file read.
+impl SchemaLookup for Source {
+    fn schema(&self, id: i64) -> Result<Option<StoredSchema>, String> {
+        match self {
+            Source::Rest(rest) => rest.schema(id),
+            Source::Db(db) => db.schema(id),
+        }
+    }
+
+    fn version(&self, subject: &str, version: i32) -> Result<Option<StoredSchema>, String> {
+        match self {
+            Source::Rest(rest) => rest.version(subject, version),
+            Source::Db(db) => db.version(subject, version),
+        }
+    }
+
+    fn subject_of(&self, id: i64) -> Result<Option<String>, String> {
+        match self {
+            Source::Rest(rest) => rest.subject_of(id),
+            Source::Db(db) => db.subject_of(id),
         }
     }
 }

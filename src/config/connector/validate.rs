@@ -31,6 +31,51 @@ pub trait PluginLookup {
     fn class_name(&self, class: &str) -> String {
         class.to_owned()
     }
+    /// Kafka's message when `wanted`, the `plugin.version` (KIP-891) of the plugin `class` named by
+    /// `class_key` (`transforms.a.type`, `predicates.p.type`, `key.converter`, …), picks none of its
+    /// installed versions; `None` when it picks one, or the class is unknown (reported elsewhere).
+    fn plugin_version_error(
+        &self,
+        _class_key: &str,
+        _class: &str,
+        _wanted: &str,
+    ) -> Option<String> {
+        None
+    }
+}
+
+/// The errors of the `plugin.version` keys (KIP-891) of the transformations, predicates and
+/// converters a config names, as (key, message).
+fn plugin_version_errors(
+    config: &BTreeMap<String, Option<String>>,
+    transforms: &[String],
+    predicates: &[String],
+    plugins: &dyn PluginLookup,
+) -> Vec<(String, String)> {
+    let prefixes = [
+        (keys::TRANSFORMS, transforms),
+        (keys::PREDICATES, predicates),
+    ]
+    .into_iter()
+    .flat_map(|(family, names)| names.iter().map(move |a| format!("{family}.{a}.")));
+    let pairs = prefixes
+        .map(|p| (format!("{p}type"), format!("{p}plugin.version")))
+        .chain(
+            [
+                keys::KEY_CONVERTER,
+                keys::VALUE_CONVERTER,
+                keys::HEADER_CONVERTER,
+            ]
+            .map(|k| (k.to_owned(), format!("{k}.plugin.version"))),
+        );
+    pairs
+        .filter_map(|(class_key, version_key)| {
+            let class = java_trim(raw(config, &class_key)?);
+            let wanted = raw(config, &version_key)?;
+            let error = plugins.plugin_version_error(&class_key, class, wanted)?;
+            Some((version_key, error))
+        })
+        .collect()
 }
 
 /// Which plugin kind a CLASS key must name.
@@ -336,13 +381,20 @@ pub fn validate_connector_config(
         plugins,
         &mut class_keys,
     );
-    enrich(
+    let predicate_aliases = enrich(
         &mut enriched,
         &PREDICATE_FAMILY,
         config,
         plugins,
         &mut class_keys,
     );
+    let mut connector_errors = connector_errors;
+    connector_errors.extend(plugin_version_errors(
+        config,
+        &transform_aliases,
+        &predicate_aliases,
+        plugins,
+    ));
 
     let resolve = |key: &str, class: &str| -> Option<String> {
         let known = match class_keys.get(key) {
@@ -394,20 +446,27 @@ pub fn validate_connector_config(
         &bare,
     );
     let mut sections = vec![main];
-    for (prop, converter_type) in [
+    sections.extend(converter_sections(config, &base_values, plugins));
+    merge_sections(connector_class_as_given, sections)
+}
+
+/// The sections of the header, key and value converters set on the connector (with valid classes).
+fn converter_sections(
+    config: &BTreeMap<String, Option<String>>,
+    base_values: &[ValidatedValue],
+    plugins: &dyn PluginLookup,
+) -> Vec<Section> {
+    [
         (keys::HEADER_CONVERTER, "header"),
         (keys::KEY_CONVERTER, "key"),
         (keys::VALUE_CONVERTER, "value"),
-    ] {
+    ]
+    .into_iter()
+    .filter_map(|(prop, converter_type)| {
         let class_value = base_values.iter().find(|v| v.name == prop);
-        if let Some(section) =
-            validate_converter(config, prop, converter_type, class_value, plugins)
-        {
-            sections.push(section);
-        }
-    }
-
-    merge_sections(connector_class_as_given, sections)
+        validate_converter(config, prop, converter_type, class_value, plugins)
+    })
+    .collect()
 }
 
 /// The check Kafka runs inside each `transforms.<a>.type` validator: `negate` needs a predicate.

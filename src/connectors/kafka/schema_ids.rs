@@ -107,7 +107,7 @@ impl SchemaIds {
         if self.direction == IdDirection::Out {
             return self
                 .store
-                .registry_version_blocking(&r.subject, r.version)
+                .registry_version_blocking(r.subject.clone(), r.version)
                 .map_err(|e| unknown(e.to_string()));
         }
         let encoded = encode(&r.subject);

@@ -8,7 +8,7 @@ use crate::data::{DataError, Schema, SchemaRef, SchemaType, Struct, Value};
 /// The most items one array or map block may announce before its items are read.
 const MAX_BLOCK: i64 = 1 << 24;
 
-fn write_long(out: &mut Vec<u8>, n: i64) {
+pub(super) fn write_long(out: &mut Vec<u8>, n: i64) {
     let mut z = ((n << 1) ^ (n >> 63)) as u64;
     while z >= 0x80 {
         out.push((z as u8 & 0x7f) | 0x80);
@@ -17,7 +17,7 @@ fn write_long(out: &mut Vec<u8>, n: i64) {
     out.push(z as u8);
 }
 
-fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
+pub(super) fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
     write_long(out, b.len() as i64);
     out.extend_from_slice(b);
 }
@@ -169,14 +169,14 @@ impl<'a> Reader<'a> {
         DataError::new("The Avro data ended early")
     }
 
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DataError> {
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8], DataError> {
         let end = self.pos.checked_add(n).ok_or_else(Self::short)?;
         let bytes = self.data.get(self.pos..end).ok_or_else(Self::short)?;
         self.pos = end;
         Ok(bytes)
     }
 
-    fn long(&mut self) -> Result<i64, DataError> {
+    pub(super) fn long(&mut self) -> Result<i64, DataError> {
         let mut z: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.take(1)?[0];
@@ -188,11 +188,11 @@ impl<'a> Reader<'a> {
         Err(DataError::new("An Avro varint is longer than 10 bytes"))
     }
 
-    fn int(&mut self) -> Result<i32, DataError> {
+    pub(super) fn int(&mut self) -> Result<i32, DataError> {
         i32::try_from(self.long()?).map_err(|_| DataError::new("An Avro int is out of range"))
     }
 
-    fn bytes(&mut self) -> Result<Vec<u8>, DataError> {
+    pub(super) fn bytes(&mut self) -> Result<Vec<u8>, DataError> {
         let n =
             usize::try_from(self.long()?).map_err(|_| DataError::new("A negative Avro length"))?;
         Ok(self.take(n)?.to_vec())
@@ -214,7 +214,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the items of an array or map, block after block up to the empty one, with `item`.
-    fn items<T>(
+    pub(super) fn items<T>(
         &mut self,
         mut item: impl FnMut(&mut Self) -> Result<T, DataError>,
     ) -> Result<Vec<T>, DataError> {

@@ -2,12 +2,14 @@
 //! compatibility between schemas by Avro's resolution rules at the registry's seven levels
 //! ([`compat`]), Connect schemas mapped to and from Avro as Confluent's `AvroData` maps them
 //! ([`connect`]), Avro's binary encoding of Connect values ([`binary`]), and Confluent's
-//! `AvroConverter` in its wire format ([`converter`]).
+//! `AvroConverter` in its wire format ([`converter`]), and Avro's JSON encoding for display and the REST
+//! Proxy ([`json`]).
 
 pub mod binary;
 pub mod compat;
 pub mod connect;
 pub mod converter;
+pub mod json;
 pub mod schema;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! registry's REST API and the converters dispatch here, so a new schema type is one arm in each match.
 
 use super::Level;
-use crate::converters::avro::{compat as avro_compat, AvroSchema};
+use crate::converters::avro::{compat as avro_compat, json as avro_json, AvroSchema};
 
 /// The schema types this registry parses and checks, as `GET /schemas/types` lists them.
 pub const SCHEMA_TYPES: &[&str] = &["AVRO"];
@@ -65,6 +65,29 @@ impl ParsedSchema {
     pub fn schema_type(&self) -> &'static str {
         match self {
             ParsedSchema::Avro(_) => "AVRO",
+        }
+    }
+
+    /// A framed record's payload (the bytes after the 5-byte header) decoded to JSON for display: Avro
+    /// in Avro's JSON encoding (a union's value wrapped as `{"<branch>": value}`), as Confluent's REST
+    /// Proxy shows it.
+    ///
+    /// # Errors
+    /// The payload does not follow the schema.
+    pub fn payload_to_json(&self, payload: &[u8]) -> Result<serde_json::Value, String> {
+        match self {
+            ParsedSchema::Avro(a) => avro_json::to_json(a, payload).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// JSON (as [`ParsedSchema::payload_to_json`] answers it) encoded as a payload of this schema,
+    /// without the 5-byte header.
+    ///
+    /// # Errors
+    /// The JSON does not follow the schema.
+    pub fn json_to_payload(&self, json: &serde_json::Value) -> Result<Vec<u8>, String> {
+        match self {
+            ParsedSchema::Avro(a) => avro_json::from_json(a, json).map_err(|e| e.to_string()),
         }
     }
 

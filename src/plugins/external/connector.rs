@@ -8,12 +8,16 @@ use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
+use super::instance::ExternalInstance;
 use super::process::{PluginProcess, ProgramSpec};
 use super::program::ProgramClass;
-use super::version::{self, VersionRange};
+use super::version;
 use crate::config::def::ConfigDef;
 use crate::config::keys::CONNECTOR_PLUGIN_VERSION;
-use crate::connectors::{ConnectorPlugin, ConnectorType, Props, SinkTask, SourceTask, TaskError};
+use crate::connectors::{
+    ConnectorEvents, ConnectorInstance, ConnectorPlugin, ConnectorType, Props, SinkTask,
+    SourceTask, TaskError,
+};
 
 /// The installed versions of one class, oldest first.
 pub type Versions = Arc<Vec<Arc<ProgramClass>>>;
@@ -27,32 +31,29 @@ pub fn pick<'a>(
     versions: &'a Versions,
     wanted: Option<&str>,
 ) -> Result<&'a Arc<ProgramClass>, String> {
-    let newest = versions.last().ok_or("no version is installed")?;
-    let Some(range) = VersionRange::parse(wanted.unwrap_or_default()).map_err(|e| {
-        format!(
-            "Invalid value {} for configuration {CONNECTOR_PLUGIN_VERSION}: {e}",
-            wanted.unwrap_or_default()
-        )
-    })?
-    else {
-        return Ok(newest);
-    };
+    pick_for(versions, CONNECTOR_PLUGIN_VERSION, wanted)
+}
+
+/// The version of `versions` that `wanted`, the value of `key`, picks (see [`version::pick_index`]).
+///
+/// # Errors
+/// Kafka's message for a range that matches none, or for one it cannot read.
+pub fn pick_for<'a>(
+    versions: &'a Versions,
+    key: &str,
+    wanted: Option<&str>,
+) -> Result<&'a Arc<ProgramClass>, String> {
+    let available: Vec<&str> = versions.iter().map(|v| v.version).collect();
+    let class = versions.last().map_or("", |v| v.class);
+    let i = version::pick_index(class, key, &available, wanted)?;
     versions
-        .iter()
-        .rev()
-        .find(|v| range.contains(v.version))
-        .ok_or_else(|| {
-            let available: Vec<&str> = versions.iter().map(|v| v.version).collect();
-            format!(
-                "Plugin {} not found that matches the version range {range}, available versions: [{}]",
-                newest.class,
-                available.join(", ")
-            )
-        })
+        .get(i)
+        .ok_or_else(|| "no version is installed".to_owned())
 }
 
 /// Starts the process of a task in `role`, of the version its config names (the one the connector's
-/// task configs were made by); returns it with how long it gets to stop.
+/// task configs were made by); returns it with how long it gets to stop. Its stderr lines are logged
+/// under `id` (the task id, `connector-3`), else the connector's name.
 ///
 /// # Errors
 /// As [`PluginProcess::start`], or the version is no longer installed.
@@ -60,10 +61,11 @@ pub(super) fn task_process(
     versions: &Versions,
     config: &Props,
     role: &str,
+    id: Option<&str>,
 ) -> Result<(PluginProcess, std::time::Duration), TaskError> {
     let wanted = config.get(CONNECTOR_PLUGIN_VERSION).map(String::as_str);
     let program = pick(versions, wanted).map_err(TaskError::Fatal)?;
-    let name = config.get("name").map_or(program.class, String::as_str);
+    let name = id.unwrap_or_else(|| config.get("name").map_or(program.class, String::as_str));
     let process = PluginProcess::start(&program.spec, name, program.class, role)?;
     Ok((process, program.spec.grace))
 }
@@ -176,35 +178,19 @@ impl ConnectorPlugin for ExternalConnector {
             &json!({"type": "task_configs", "config": config, "max_tasks": max_tasks}),
             "task_configs",
         )?;
-        let tasks = answer
-            .get("tasks")
-            .and_then(Json::as_array)
-            .ok_or_else(|| {
-                TaskError::fatal("The plugin's task_configs answer has no tasks array")
-            })?;
-        tasks
-            .iter()
-            .map(|t| match t {
-                Json::Object(m) => {
-                    let mut task: Props = m
-                        .iter()
-                        .map(|(k, v)| {
-                            let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                            (k.clone(), v)
-                        })
-                        .collect();
-                    // The version chosen, which the task runs too.
-                    task.insert(
-                        CONNECTOR_PLUGIN_VERSION.to_owned(),
-                        program.version.to_owned(),
-                    );
-                    Ok(task)
-                }
-                _ => Err(TaskError::fatal(
-                    "The plugin's task_configs answer holds a task config that is not an object",
-                )),
-            })
-            .collect()
+        tasks_of(&answer, program.version)
+    }
+
+    fn start_instance(
+        &self,
+        name: &str,
+        config: &Props,
+        events: ConnectorEvents,
+    ) -> Result<Option<Box<dyn ConnectorInstance>>, TaskError> {
+        let wanted = config.get(CONNECTOR_PLUGIN_VERSION).map(String::as_str);
+        let program = pick(&self.versions, wanted).map_err(TaskError::Fatal)?;
+        let instance = ExternalInstance::start(program.clone(), name, config, events)?;
+        Ok(instance.map(|i| Box::new(i) as Box<dyn ConnectorInstance>))
     }
 
     fn source_task(&self) -> Option<Box<dyn SourceTask>> {
@@ -220,4 +206,35 @@ impl ConnectorPlugin for ExternalConnector {
             Box::new(super::sink::ExternalSinkTask::new(self.versions.clone())) as Box<dyn SinkTask>
         })
     }
+}
+
+/// The task configs of a `task_configs` answer, each with the version of the program that made it
+/// (which its task runs too).
+///
+/// # Errors
+/// Fatal when the answer is not an array of objects.
+pub(super) fn tasks_of(answer: &Json, version: &str) -> Result<Vec<Props>, TaskError> {
+    let tasks = answer
+        .get("tasks")
+        .and_then(Json::as_array)
+        .ok_or_else(|| TaskError::fatal("The plugin's task_configs answer has no tasks array"))?;
+    tasks
+        .iter()
+        .map(|t| match t {
+            Json::Object(m) => {
+                let mut task: Props = m
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                        (k.clone(), v)
+                    })
+                    .collect();
+                task.insert(CONNECTOR_PLUGIN_VERSION.to_owned(), version.to_owned());
+                Ok(task)
+            }
+            _ => Err(TaskError::fatal(
+                "The plugin's task_configs answer holds a task config that is not an object",
+            )),
+        })
+        .collect()
 }

@@ -6,6 +6,7 @@
 
 mod connector;
 mod data;
+mod instance;
 pub mod manifest;
 pub mod process;
 mod program;
@@ -23,7 +24,8 @@ use crate::plugins::{Factory, PluginDesc, PluginKind};
 
 pub use connector::ExternalConnector;
 pub use manifest::{Discovered, Problem, MANIFEST};
-pub use transform::RecordPluginClass;
+pub use transform::{RecordPluginClass, PLUGIN_VERSION};
+pub use version::pick_index;
 
 /// A string that lives as long as the worker: the plugin table's rows borrow their names forever, and
 /// discovery runs once per worker start.
@@ -40,16 +42,25 @@ fn row(mut versions: Vec<Discovered>) -> Option<PluginDesc> {
         PluginKind::Sink => ConnectorType::Sink,
         PluginKind::Source => ConnectorType::Source,
         kind => {
-            // Transformations and predicates run in the newest version installed.
-            let newest = versions.pop()?;
-            let version = forever(newest.version);
+            // Transformations and predicates: every version installed, the row shows the newest.
             let (role, factory): (_, fn(_) -> Factory) = match kind {
                 PluginKind::Predicate => ("predicate", Factory::PredicateProgram),
                 _ => ("transformation", Factory::TransformationProgram),
             };
-            let program = program::ProgramClass::new(class, version, newest.spec, role);
+            let programs: Vec<_> = versions
+                .into_iter()
+                .map(|d| {
+                    Arc::new(program::ProgramClass::new(
+                        class,
+                        forever(d.version),
+                        d.spec,
+                        role,
+                    ))
+                })
+                .collect();
+            let version = programs.last()?.version;
             let factory = factory(Arc::new(RecordPluginClass {
-                program: Arc::new(program),
+                versions: Arc::new(programs),
             }));
             return Some(PluginDesc {
                 class,

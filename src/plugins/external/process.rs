@@ -19,6 +19,13 @@ use crate::connectors::TaskError;
 
 /// The protocol version this worker speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
+/// The minor version of [`PROTOCOL_VERSION`] this worker speaks: additions a program may answer it knows
+/// (1: the long-lived connector process and `request_task_reconfiguration`; the sink task's
+/// assigned partitions).
+pub const PROTOCOL_MINOR: u64 = 1;
+/// The messages a program may send unasked, which have no answer: they are kept until
+/// [`PluginProcess::next_message`] hands them over.
+const NOTICES: &[&str] = &["request_task_reconfiguration"];
 /// The longest message a plugin may write, in bytes (one line of JSON).
 pub const MAX_MESSAGE_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -37,20 +44,36 @@ pub struct ProgramSpec {
     pub grace: Duration,
 }
 
-/// What the stdout thread hands over: a line, or why there will be none (`None`: the output closed).
-type Line = Result<Vec<u8>, Option<String>>;
+/// What the stdout thread hands over: a line, or why there will be none (`None`: the output closed);
+/// or a wake-up from the process's owner ([`PluginProcess::waker`]).
+pub enum Incoming {
+    /// A line of the program's output.
+    Line(Vec<u8>),
+    /// The output ended: why (`None`: it closed).
+    End(Option<String>),
+    /// The owner has something to do: [`PluginProcess::next_message`] returns.
+    Wake,
+}
 
 /// A running plugin program.
 pub struct PluginProcess {
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<Line>,
+    lines: Receiver<Incoming>,
+    /// A sender into `lines`, handed to whoever must wake the process's owner.
+    waker: mpsc::Sender<Incoming>,
+    /// Notices the program sent while a request waited for its answer, oldest first.
+    notices: std::collections::VecDeque<Json>,
+    /// The minor protocol version the program answered the handshake with (0 when it said none).
+    minor: u64,
+    /// The program's answer to the handshake.
+    hello: Json,
     timeout: Duration,
     /// Set once the program broke the protocol or died: nothing more is sent.
     broken: bool,
 }
 
-fn read_lines(stdout: impl Read, tx: mpsc::Sender<Line>) {
+fn read_lines(stdout: impl Read, tx: mpsc::Sender<Incoming>) {
     let mut reader = BufReader::new(stdout);
     loop {
         let mut buf = Vec::new();
@@ -58,18 +81,18 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Line>) {
             .take(MAX_MESSAGE_BYTES + 1)
             .read_until(b'\n', &mut buf);
         let line = match read {
-            Ok(0) => Err(None),
+            Ok(0) => Incoming::End(None),
             Ok(_) if buf.last() != Some(&b'\n') && buf.len() as u64 > MAX_MESSAGE_BYTES => {
-                Err(Some(format!(
+                Incoming::End(Some(format!(
                     "The plugin program wrote a message longer than {MAX_MESSAGE_BYTES} bytes"
                 )))
             }
-            Ok(_) => Ok(buf),
-            Err(e) => Err(Some(format!(
+            Ok(_) => Incoming::Line(buf),
+            Err(e) => Incoming::End(Some(format!(
                 "Could not read the plugin program's output: {e}"
             ))),
         };
-        let last = line.is_err();
+        let last = matches!(line, Incoming::End(_));
         if tx.send(line).is_err() || last {
             return;
         }
@@ -97,6 +120,7 @@ impl PluginProcess {
             ))
         })?;
         let (tx, lines) = mpsc::channel();
+        let waker = tx.clone();
         if let Some(stdout) = child.take_stdout() {
             std::thread::spawn(move || read_lines(stdout, tx));
         }
@@ -104,12 +128,20 @@ impl PluginProcess {
             stdin: child.take_stdin(),
             child,
             lines,
+            waker,
+            notices: Default::default(),
+            minor: 0,
+            hello: Json::Null,
             timeout: spec.timeout,
             broken: false,
         };
-        let hello =
-            json!({"type": "hello", "protocol": [PROTOCOL_VERSION], "class": class, "role": role});
+        let hello = json!({"type": "hello", "protocol": [PROTOCOL_VERSION], "minor": PROTOCOL_MINOR,
+            "class": class, "role": role});
         let answer = process.request(&hello, "hello")?;
+        // A program may know more minor additions than this worker: only those both know are used.
+        let minor = answer.get("minor").and_then(Json::as_u64).unwrap_or(0);
+        process.minor = minor.min(PROTOCOL_MINOR);
+        process.hello = answer.clone();
         match answer.get("protocol").and_then(Json::as_u64) {
             Some(PROTOCOL_VERSION) => Ok(process),
             other => Err(process.fatal(format!(
@@ -173,6 +205,7 @@ impl PluginProcess {
             match answer.get("type").and_then(Json::as_str) {
                 Some(t) if t == expect => return Ok(answer),
                 Some("error") => return Err(plugin_error(&answer, || self.tail())),
+                Some(t) if NOTICES.contains(&t) => self.notices.push_back(answer),
                 Some(t) if t.ends_with("_request") => {
                     let reply = serve(&answer)?;
                     self.send(&reply)?;
@@ -187,30 +220,77 @@ impl PluginProcess {
         }
     }
 
+    /// The minor protocol version agreed in the handshake.
+    pub fn minor(&self) -> u64 {
+        self.minor
+    }
+
+    /// Whether the program's handshake answer holds `key: true` (an addition it says it uses).
+    pub fn says(&self, key: &str) -> bool {
+        self.hello.get(key) == Some(&Json::Bool(true))
+    }
+
+    /// A sender that makes [`PluginProcess::next_message`] return `None` (wakes the process's owner).
+    pub fn waker(&self) -> mpsc::Sender<Incoming> {
+        self.waker.clone()
+    }
+
+    /// The next message the program sends unasked (a notice kept while a request waited first), or
+    /// `None` when woken through [`PluginProcess::waker`]. Waits as long as it takes.
+    ///
+    /// # Errors
+    /// Fatal when the program ends or writes something that is not a protocol message.
+    pub fn next_message(&mut self) -> Result<Option<Json>, TaskError> {
+        if let Some(notice) = self.notices.pop_front() {
+            return Ok(Some(notice));
+        }
+        let line = match self.lines.recv() {
+            Ok(Incoming::Wake) => return Ok(None),
+            Ok(incoming) => self.line_of(incoming)?,
+            Err(_) => return Err(self.fatal("The plugin program has stopped".into())),
+        };
+        self.parse(&line).map(Some)
+    }
+
     fn receive(&mut self, deadline: Instant, request: &Json) -> Result<Json, TaskError> {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        let line = match self.lines.recv_timeout(wait) {
-            Ok(Ok(line)) => line,
-            Ok(Err(Some(why))) => return Err(self.fatal(why)),
-            Ok(Err(None)) => {
-                let why = self.exit_note("The plugin program closed its output".into());
-                return Err(self.fatal(why));
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                return Err(self.fatal(format!(
+        let line = loop {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(wait) {
+                Ok(Incoming::Wake) => continue,
+                Ok(incoming) => break self.line_of(incoming)?,
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(self.fatal(format!(
                     "The plugin program did not answer {} within {} ms (plugin.request.timeout.ms)",
                     request.get("type").unwrap_or(&Json::Null),
                     self.timeout.as_millis()
                 )))
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(self.fatal("The plugin program has stopped".into()))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(self.fatal("The plugin program has stopped".into()))
+                }
             }
         };
-        match serde_json::from_slice::<Json>(&line) {
+        self.parse(&line)
+    }
+
+    /// The line `incoming` carries, or the fatal error of its end.
+    fn line_of(&mut self, incoming: Incoming) -> Result<Vec<u8>, TaskError> {
+        match incoming {
+            Incoming::Line(line) => Ok(line),
+            Incoming::End(Some(why)) => Err(self.fatal(why)),
+            Incoming::End(None) | Incoming::Wake => {
+                let why = self.exit_note("The plugin program closed its output".into());
+                Err(self.fatal(why))
+            }
+        }
+    }
+
+    /// One line of output as a protocol message.
+    fn parse(&mut self, line: &[u8]) -> Result<Json, TaskError> {
+        match serde_json::from_slice::<Json>(line) {
             Ok(message @ Json::Object(_)) => Ok(message),
             _ => {
-                let text = String::from_utf8_lossy(&line);
+                let text = String::from_utf8_lossy(line);
                 let shown: String = text.trim_end().chars().take(200).collect();
                 Err(self.fatal(format!(
                     "The plugin program wrote something that is not a protocol message: {shown}"
@@ -230,6 +310,20 @@ impl PluginProcess {
                 Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(2)),
                 _ => return why,
             }
+        }
+    }
+
+    /// Fatal when the program has exited (it is not asked anything: a task with nothing to do calls this).
+    ///
+    /// # Errors
+    /// The exit, with the program's stderr tail.
+    pub fn check_running(&mut self) -> Result<(), TaskError> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Err(self.fatal(format!(
+                "The plugin program exited ({})",
+                describe_exit(status)
+            ))),
+            _ => Ok(()),
         }
     }
 

@@ -24,6 +24,10 @@ pub struct ExternalSinkTask {
     converter: JsonConverter,
     /// The next offset of each partition after the records given so far.
     given: BTreeMap<TopicPartition, i64>,
+    /// The task id, which its stderr lines are logged under.
+    id: Option<String>,
+    /// The task config, until `start` is sent with the first assignment (protocol 1.1).
+    pending_start: Option<Props>,
 }
 
 impl ExternalSinkTask {
@@ -34,6 +38,8 @@ impl ExternalSinkTask {
             process: None,
             converter: JsonConverter::default(),
             given: BTreeMap::new(),
+            id: None,
+            pending_start: None,
         }
     }
 
@@ -87,13 +93,61 @@ fn offsets_json(offsets: &BTreeMap<TopicPartition, i64>) -> Vec<Json> {
         .collect()
 }
 
+/// The protocol form of topic-partitions.
+fn partitions_json(partitions: &[TopicPartition]) -> Vec<Json> {
+    partitions
+        .iter()
+        .map(|tp| json!({"topic": tp.topic, "partition": tp.partition}))
+        .collect()
+}
+
 impl SinkTask for ExternalSinkTask {
+    fn identify(&mut self, id: &str) {
+        self.id = Some(id.to_owned());
+    }
+
+    /// Starts the process; a 1.0 program is sent `start` now, a 1.1 program with the first assignment
+    /// (`open`, which follows at once).
     fn start(&mut self, config: &Props) -> Result<(), TaskError> {
-        let (mut process, grace) = task_process(&self.versions, config, "sink_task")?;
+        let (mut process, grace) =
+            task_process(&self.versions, config, "sink_task", self.id.as_deref())?;
         self.grace = grace;
-        process.request(&json!({"type": "start", "config": config}), "started")?;
+        if process.minor() >= 1 {
+            self.pending_start = Some(config.clone());
+        } else {
+            process.request(&json!({"type": "start", "config": config}), "started")?;
+        }
         self.process = Some(process);
         Ok(())
+    }
+
+    /// The first assignment goes in `start`; later ones in `open` (protocol 1.1; a 1.0 program is told
+    /// nothing).
+    fn open(&mut self, partitions: &[TopicPartition]) -> Result<(), TaskError> {
+        let pending = self.pending_start.take();
+        let process = self.process()?;
+        if process.minor() < 1 {
+            return Ok(());
+        }
+        let partitions = partitions_json(partitions);
+        match pending {
+            Some(config) => process
+                .request(
+                    &json!({"type": "start", "config": config, "partitions": partitions}),
+                    "started",
+                )
+                .map(|_| ()),
+            None => process
+                .request(&json!({"type": "open", "partitions": partitions}), "opened")
+                .map(|_| ()),
+        }
+    }
+
+    fn check_idle(&mut self) -> Result<(), TaskError> {
+        match self.process.as_mut() {
+            Some(p) => p.check_running(),
+            None => Ok(()),
+        }
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {

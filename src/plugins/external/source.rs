@@ -29,6 +29,8 @@ pub struct ExternalSourceTask {
     /// For each poll with records not yet committed, oldest first: the last offset of each source
     /// partition, and how many records it returned.
     polled: VecDeque<(Vec<Json>, usize)>,
+    /// The task id, which its stderr lines are logged under.
+    id: Option<String>,
 }
 
 impl ExternalSourceTask {
@@ -39,6 +41,7 @@ impl ExternalSourceTask {
             process: None,
             converter: JsonConverter::default(),
             polled: VecDeque::new(),
+            id: None,
         }
     }
 
@@ -83,8 +86,13 @@ fn last_offsets(records: &[SourceRecord]) -> Vec<Json> {
 }
 
 impl SourceTask for ExternalSourceTask {
+    fn identify(&mut self, id: &str) {
+        self.id = Some(id.to_owned());
+    }
+
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError> {
-        let (mut process, grace) = task_process(&self.versions, config, "source_task")?;
+        let (mut process, grace) =
+            task_process(&self.versions, config, "source_task", self.id.as_deref())?;
         self.grace = grace;
         process.request_serving(
             &json!({"type": "start", "config": config}),

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value as Json};
 
+use super::connector::{pick_for, Versions};
 use super::data::{record_from_json, record_to_json};
 use super::process::PluginProcess;
 use super::program::ProgramClass;
@@ -18,40 +19,75 @@ use crate::data::DataError;
 use crate::record::ConnectRecord;
 use crate::transforms::{Predicate, RecordContext, Transformation};
 
+/// The key of a transformation's or predicate's own config that picks its version (KIP-891:
+/// `transforms.<t>.plugin.version`, `predicates.<p>.plugin.version`).
+pub const PLUGIN_VERSION: &str = "plugin.version";
+
 /// A transformation or predicate class of a plugin program: the plugin table's factory for it.
 #[derive(Debug)]
 pub struct RecordPluginClass {
-    /// The class and how to run it.
-    pub program: Arc<ProgramClass>,
+    /// Its installed versions, oldest first (at least one).
+    pub versions: Versions,
 }
 
 impl RecordPluginClass {
-    fn process(&self, props: &Props, role: &'static str) -> RecordProcess {
-        RecordProcess {
-            program: self.program.clone(),
-            config: props.clone(),
+    /// The newest version installed.
+    ///
+    /// # Errors
+    /// None is installed (never: a class comes from at least one manifest).
+    pub fn newest(&self) -> Result<&Arc<ProgramClass>, String> {
+        pick_for(&self.versions, PLUGIN_VERSION, None)
+    }
+
+    /// Whether `wanted` (a `plugin.version`) picks an installed version.
+    ///
+    /// # Errors
+    /// Kafka's message when it matches none, or cannot be read.
+    pub fn check_version(&self, wanted: &str) -> Result<(), String> {
+        pick_for(&self.versions, PLUGIN_VERSION, Some(wanted)).map(|_| ())
+    }
+
+    /// Every installed version, oldest first.
+    pub fn version_names(&self) -> Vec<&'static str> {
+        self.versions.iter().map(|v| v.version).collect()
+    }
+
+    /// The process of the version `props` picks with `plugin.version` (KIP-891), given `props`
+    /// without that key.
+    fn process(&self, props: &Props, role: &'static str) -> Result<RecordProcess, ConfigError> {
+        let mut config = props.clone();
+        let wanted = config.remove(PLUGIN_VERSION);
+        let program = pick_for(&self.versions, PLUGIN_VERSION, wanted.as_deref())?;
+        Ok(RecordProcess {
+            program: program.clone(),
+            config,
             role,
             process: Mutex::new(None),
             converter: JsonConverter::default(),
-        }
+        })
     }
 
-    /// A configured transformation; its process starts with the first record.
+    /// A configured transformation, in the version its `plugin.version` picks; its process starts
+    /// with the first record.
     ///
     /// # Errors
-    /// None yet: the program checks its config when it starts.
+    /// Kafka's message when `plugin.version` matches no installed version; the program checks the
+    /// rest of its config when it starts.
     pub fn transformation(&self, props: &Props) -> Result<Box<dyn Transformation>, ConfigError> {
         Ok(Box::new(ProgramTransformation(
-            self.process(props, "transformation"),
+            self.process(props, "transformation")?,
         )))
     }
 
-    /// A configured predicate; its process starts with the first record.
+    /// A configured predicate, in the version its `plugin.version` picks; its process starts with the
+    /// first record.
     ///
     /// # Errors
-    /// None yet: the program checks its config when it starts.
+    /// As [`RecordPluginClass::transformation`].
     pub fn predicate(&self, props: &Props) -> Result<Box<dyn Predicate>, ConfigError> {
-        Ok(Box::new(ProgramPredicate(self.process(props, "predicate"))))
+        Ok(Box::new(ProgramPredicate(
+            self.process(props, "predicate")?,
+        )))
     }
 }
 

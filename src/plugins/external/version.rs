@@ -32,6 +32,39 @@ pub fn compare(a: &str, b: &str) -> Ordering {
     parts(a.trim()).cmp(&parts(b.trim()))
 }
 
+/// Which of `available` (oldest first) the range `wanted`, given as the value of `key`, picks: the newest
+/// in the range; the newest of all without one (or with `latest`). `class` names the plugin in Kafka's
+/// messages.
+///
+/// # Errors
+/// Kafka's message for a range that matches none, or for one it cannot read.
+pub fn pick_index(
+    class: &str,
+    key: &str,
+    available: &[&str],
+    wanted: Option<&str>,
+) -> Result<usize, String> {
+    let newest = available
+        .len()
+        .checked_sub(1)
+        .ok_or("no version is installed")?;
+    let given = wanted.unwrap_or_default();
+    let Some(range) = VersionRange::parse(given)
+        .map_err(|e| format!("Invalid value {given} for configuration {key}: {e}"))?
+    else {
+        return Ok(newest);
+    };
+    (0..available.len())
+        .rev()
+        .find(|i| range.contains(available[*i]))
+        .ok_or_else(|| {
+            format!(
+                "Plugin {class} not found that matches the version range {range}, available versions: [{}]",
+                available.join(", ")
+            )
+        })
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Bound {
     version: String,
@@ -157,6 +190,24 @@ impl VersionRange {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_picks_the_newest_it_holds_and_names_the_key_and_the_versions_when_it_cannot() {
+        let available = ["1.0.0", "1.5.0", "2.0.0"];
+        let pick = |w| pick_index("C", "plugin.version", &available, w);
+        assert_eq!(pick(None), Ok(2));
+        assert_eq!(pick(Some("latest")), Ok(2));
+        assert_eq!(pick(Some("[1.0,2.0)")), Ok(1));
+        assert_eq!(pick(Some("1.0.0")), Ok(0));
+        assert_eq!(
+            pick(Some("[3.0,)")).unwrap_err(),
+            "Plugin C not found that matches the version range [3.0,), available versions: [1.0.0, 1.5.0, 2.0.0]"
+        );
+        assert!(pick(Some("[1.0"))
+            .unwrap_err()
+            .starts_with("Invalid value [1.0 for configuration plugin.version: "));
+        assert!(pick_index("C", "k", &[], None).is_err());
+    }
 
     #[test]
     fn versions_order_as_maven_orders_them() {

@@ -5,3 +5,4 @@ mod airbyte;
 mod browser;
 mod driver;
 mod http;
+mod schemas;

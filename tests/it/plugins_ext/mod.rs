@@ -2,6 +2,7 @@
 //! and hostile ones as real child processes.
 
 mod faults;
+mod minor;
 mod pipeline;
 mod versions;
 

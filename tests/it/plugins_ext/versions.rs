@@ -184,3 +184,108 @@ async fn a_plugin_connector_migrates_only_to_a_worker_that_has_its_class_and_exp
     without.terminate();
     with.terminate();
 }
+
+/// A transformation plugin in `dir/<version>` (class `test.Tag`) that sends each record to
+/// `<topic>-<version>`, so the topic says which version ran.
+fn tag_in_version(dir: &Path, version: &str) {
+    let plugin = dir.join(version);
+    std::fs::create_dir_all(&plugin).unwrap();
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk/python");
+    let script = format!(
+        "import sys\nsys.path.insert(0, {sdk:?})\nfrom liteconnect_plugin import Transformation, run\n\n\
+         class Tag(Transformation):\n    def apply(self, record):\n        record.topic = record.topic + \"-{version}\"\n        return record\n\n\
+         run(transformation=Tag)\n",
+        sdk = sdk.display().to_string()
+    );
+    std::fs::write(plugin.join("tag.py"), script).unwrap();
+    let manifest = json!({"plugins": [{"class": "test.Tag", "type": "transformation",
+        "version": version, "command": ["python3", "tag.py"]}]});
+    std::fs::write(plugin.join("liteconnect-plugin.json"), manifest.to_string()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kip_891_transforms_predicates_and_converters_plugin_version() {
+    let dir = tempdir();
+    let tags = dir.path().join("tags");
+    tag_in_version(&tags, "1.0.0");
+    tag_in_version(&tags, "2.0.0");
+    let bin = start(dir.path(), &[&examples(), &tags], "");
+    let api = bin.healthy_api().await;
+    let all = api
+        .get("/connector-plugins?connectorsOnly=false")
+        .await
+        .unwrap()
+        .1;
+    let listed: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["class"] == "test.Tag")
+        .map(|p| p["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["1.0.0", "2.0.0"], "{all}");
+    let tagged = |name: &str, topic: &str, version: Option<&str>| {
+        let mut extra = json!({"count": "3", "transforms": "t", "transforms.t.type": "Tag"});
+        if let Some(v) = version {
+            extra["transforms.t.plugin.version"] = json!(v);
+        }
+        device(name, topic, extra)
+    };
+    create_through(&api, tagged("older", "o", Some("[1.0,2.0)"))).await;
+    create_through(&api, tagged("newest", "n", None)).await;
+    wait_for("both tagged topics", DEADLINE, || async {
+        let topics = api.get("/topics").await.unwrap().1;
+        let has = |t: &str| topics.as_array().is_some_and(|a| a.contains(&json!(t)));
+        (has("o-1.0.0") && has("n-2.0.0")).then_some(topics)
+    })
+    .await;
+    let topics = api.get("/topics").await.unwrap().1;
+    for absent in ["o-2.0.0", "n-1.0.0", "o", "n"] {
+        assert!(
+            !topics.as_array().unwrap().contains(&json!(absent)),
+            "{topics}"
+        );
+    }
+    // A range that matches no installed version, of a plugin program or of a built-in (whose one
+    // version is the worker's), is refused on create with Kafka's message.
+    let refused = [
+        (
+            tagged("none", "x", Some("[3.0,)")),
+            "Plugin test.Tag not found that matches the version range [3.0,), available versions: [1.0.0, 2.0.0]",
+        ),
+        (
+            device("builtin", "x", json!({"transforms": "f", "transforms.f.type": "Filter",
+                "transforms.f.plugin.version": "[1.0,2.0)"})),
+            "Plugin org.apache.kafka.connect.transforms.Filter not found that matches the version range [1.0,2.0), available versions: [4.0.0]",
+        ),
+        (
+            device("pred", "x", json!({"predicates": "p", "predicates.p.type": "TopicNameMatches",
+                "predicates.p.pattern": "x", "predicates.p.plugin.version": "5.0"})),
+            "Plugin org.apache.kafka.connect.transforms.predicates.TopicNameMatches not found that matches the version range [5.0], available versions: [4.0.0]",
+        ),
+        (
+            device("conv", "x", json!({"value.converter.plugin.version": "(,3.9]"})),
+            "Plugin org.apache.kafka.connect.json.JsonConverter not found that matches the version range (,3.9], available versions: [4.0.0]",
+        ),
+    ];
+    for (body, message) in refused {
+        let (status, answer) = api.post("/connectors", &body).await.unwrap();
+        assert_eq!(status, 400, "{answer}");
+        assert!(
+            answer["message"].as_str().unwrap().contains(message),
+            "{answer}"
+        );
+    }
+    // A range the built-in's version is in is accepted.
+    create_through(
+        &api,
+        device(
+            "fits",
+            "f",
+            json!({"transforms": "f", "transforms.f.type": "Filter",
+            "transforms.f.plugin.version": "[4.0,)", "value.converter.plugin.version": "4.0.0"}),
+        ),
+    )
+    .await;
+    bin.terminate();
+}
