@@ -69,6 +69,13 @@ enum Command {
         /// How long a sink may take to deliver what its topics hold before it moves (60, 90s, 500ms, 2m).
         #[arg(long, default_value = "60", value_parser = migrate::parse_duration)]
         drain_timeout: std::time::Duration,
+        /// Carry the subjects the connectors' registry converters use (every version, with references) to
+        /// this Schema Registry, and point their `schema.registry.url` at it on the target.
+        #[arg(long, value_name = "URL")]
+        schema_registry_to: Option<String>,
+        /// `user:password` for --schema-registry-to's basic authentication.
+        #[arg(long, value_name = "USER:PASSWORD", requires = "schema_registry_to")]
+        schema_registry_to_user_info: Option<String>,
         /// Connectors to move (default: all).
         connectors: Vec<String>,
     },
@@ -159,6 +166,8 @@ fn main() -> ExitCode {
             delete_source,
             sink_offsets,
             drain_timeout,
+            schema_registry_to,
+            schema_registry_to_user_info,
             connectors,
         }) => client_command(async move {
             let options = migrate::MigrateOptions {
@@ -166,9 +175,15 @@ fn main() -> ExitCode {
                 delete_source,
                 sink_offsets,
                 drain_timeout,
+                schema_registry_to: schema_registry_to.map(|url| {
+                    liteconnect::cli::schemas::SchemaTarget {
+                        url,
+                        user_info: schema_registry_to_user_info,
+                    }
+                }),
             };
             let (from, to) = (Endpoint::new(&from), Endpoint::new(&to));
-            migrate::migrate(&from, &to, &connectors, options, &mut |line| {
+            migrate::migrate(&from, &to, &connectors, &options, &mut |line| {
                 println!("{line}")
             })
             .await

@@ -15,6 +15,7 @@ use serde_json::Value as Json;
 
 use super::drain::{drain, feeders, normalised, DrainError};
 use super::endpoint::{seg, Endpoint, RequestError, Status};
+use super::schemas;
 
 /// What `migrate` does with a sink connector's offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,7 +67,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, BadDuration> {
 }
 
 /// What `migrate` should do besides the recipe.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct MigrateOptions {
     /// Leave the connector STOPPED on the target.
     pub leave_stopped: bool,
@@ -76,6 +77,9 @@ pub struct MigrateOptions {
     pub sink_offsets: SinkOffsets,
     /// How long a sink may take to deliver what its topics hold before it is stopped on the source.
     pub drain_timeout: Duration,
+    /// `--schema-registry-to`: the registry the connectors' subjects are carried to, and their
+    /// converters' `schema.registry.url` on the target.
+    pub schema_registry_to: Option<super::schemas::SchemaTarget>,
 }
 
 impl Default for MigrateOptions {
@@ -85,6 +89,7 @@ impl Default for MigrateOptions {
             delete_source: false,
             sink_offsets: SinkOffsets::Drain,
             drain_timeout: Duration::from_secs(60),
+            schema_registry_to: None,
         }
     }
 }
@@ -190,6 +195,9 @@ pub enum StepError {
         /// The offsets written.
         written: Json,
     },
+    /// `--schema-registry-to`: the subjects could not be carried.
+    #[error("The schemas could not be carried to the target's registry: {0}")]
+    Schemas(String),
 }
 
 /// Why `migrate` failed.
@@ -252,7 +260,7 @@ impl Plan {
     }
 
     /// A running sink whose offsets are not copied delivers what its topics hold before it is stopped.
-    fn drains(&self, options: MigrateOptions) -> bool {
+    fn drains(&self, options: &MigrateOptions) -> bool {
         options.sink_offsets == SinkOffsets::Drain
             && self.is_sink()
             && self.source.as_ref().is_some_and(|s| s.state == "RUNNING")
@@ -268,7 +276,7 @@ pub async fn migrate(
     from: &Endpoint,
     to: &Endpoint,
     names: &[String],
-    options: MigrateOptions,
+    options: &MigrateOptions,
     report: &mut dyn FnMut(&str),
 ) -> Result<(), MigrateError> {
     let names = if names.is_empty() {
@@ -294,7 +302,7 @@ async fn check_all(
     from: &Endpoint,
     to: &Endpoint,
     names: &[String],
-    options: MigrateOptions,
+    options: &MigrateOptions,
 ) -> Result<Vec<Plan>, MigrateError> {
     let failed = |problems| MigrateError::Checks {
         from: from.url().to_string(),
@@ -313,7 +321,7 @@ async fn check_all(
     let mut plans = Vec::new();
     let mut problems = Vec::new();
     for name in names {
-        match check_one(from, to, name, &plugins).await {
+        match check_one(from, to, name, &plugins, options).await {
             Ok(plan) => plans.push(plan),
             Err(e) => problems.push(e),
         }
@@ -331,7 +339,7 @@ async fn check_feeders(
     from: &Endpoint,
     plans: &[Plan],
     names: &[String],
-    options: MigrateOptions,
+    options: &MigrateOptions,
 ) -> Vec<CheckError> {
     let moving: BTreeSet<&str> = names.iter().map(String::as_str).collect();
     let mut problems = Vec::new();
@@ -372,6 +380,7 @@ async fn check_one(
     to: &Endpoint,
     name: &str,
     plugins: &[String],
+    options: &MigrateOptions,
 ) -> Result<Plan, CheckError> {
     let on_source = |source| CheckError::Source {
         name: name.to_string(),
@@ -384,6 +393,7 @@ async fn check_one(
         source,
     };
     let config = from.config(name).await.map_err(on_source)?;
+    let config = config.map(|c| target_config(&c, options));
     let existing = to.config(name).await.map_err(on_target)?;
     let Some(config) = config else {
         // Gone from the source but on the target: an earlier run moved it with --delete-source.
@@ -462,7 +472,7 @@ async fn move_one(
     from: &Endpoint,
     to: &Endpoint,
     plan: &Plan,
-    options: MigrateOptions,
+    options: &MigrateOptions,
     report: &mut dyn FnMut(&str),
 ) -> Result<(), MigrateError> {
     let name = plan.name.as_str();
@@ -505,7 +515,7 @@ async fn steps(
     to: &Endpoint,
     plan: &Plan,
     source: &Status,
-    options: MigrateOptions,
+    options: &MigrateOptions,
     report: &mut dyn FnMut(&str),
 ) -> Result<(), StepError> {
     let name = plan.name.as_str();
@@ -516,6 +526,17 @@ async fn steps(
         report(&format!("{name}: stopped on {}", from.url()));
     }
     let config = from.config(name).await?.unwrap_or(Json::Null);
+    if let Some(target) = options.schema_registry_to.clone() {
+        let read = config.clone();
+        let carried = tokio::task::spawn_blocking(move || schemas::carry(&read, &target))
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+            .map_err(StepError::Schemas)?;
+        report(&format!(
+            "{name}: carried {carried} schema version(s) to the target's registry"
+        ));
+    }
+    let config = target_config(&config, options);
     let offsets = from.offsets(name).await?;
     report(&format!(
         "{name}: read config and {} offset(s)",
@@ -551,6 +572,14 @@ async fn steps(
     Ok(())
 }
 
+/// The config as the target gets it: with `--schema-registry-to`, its converters name that registry.
+fn target_config(config: &Json, options: &MigrateOptions) -> Json {
+    match &options.schema_registry_to {
+        Some(target) => schemas::rewrite(config, target),
+        None => config.clone(),
+    }
+}
+
 async fn stop(from: &Endpoint, name: &str) -> Result<(), StepError> {
     from.stop(name).await?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -572,7 +601,7 @@ async fn write_offsets(
     to: &Endpoint,
     plan: &Plan,
     offsets: &Json,
-    options: MigrateOptions,
+    options: &MigrateOptions,
     report: &mut dyn FnMut(&str),
 ) -> Result<(), StepError> {
     let name = plan.name.as_str();

@@ -9,4 +9,5 @@ pub mod endpoint;
 pub mod export;
 pub mod log;
 pub mod migrate;
+pub mod schemas;
 pub mod tryout;

@@ -26,7 +26,7 @@ use serde_json::Value as Json;
 
 use crate::config::def::ConfigDef;
 use crate::record::{SinkRecord, SourceRecord};
-use crate::storage::TopicPartition;
+use crate::storage::{Store, TopicPartition};
 
 pub use crate::model::ConnectorType;
 
@@ -100,6 +100,12 @@ pub struct StoredAt {
 
 /// A running source task.
 pub trait SourceTask: Send {
+    /// Called by the worker before `start` with the worker's store, for tasks that keep state of their
+    /// own there or use the embedded Schema Registry (the mirror source's schema ID mappings). The
+    /// default ignores it.
+    fn attach_store(&mut self, store: &Store) {
+        let _ = store;
+    }
     /// Starts with the task config.
     fn start(&mut self, config: &Props, context: &dyn SourceTaskContext) -> Result<(), TaskError>;
     /// Returns the next records, or none after waiting a while (through `context.wait`).
@@ -235,6 +241,12 @@ impl SinkTaskContext for ReporterContext<'_> {
 
 /// A running sink task.
 pub trait SinkTask: Send {
+    /// Called by the worker before `start` with the worker's store, for tasks that keep state of their
+    /// own there or read the embedded Schema Registry (the Kafka sink's schema ID mappings). The default
+    /// ignores it.
+    fn attach_store(&mut self, store: &Store) {
+        let _ = store;
+    }
     /// Starts with the task config.
     fn start(&mut self, config: &Props) -> Result<(), TaskError>;
     /// Accepts records; they must be durable in the target after the next successful `flush`.

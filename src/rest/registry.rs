@@ -12,11 +12,12 @@ use warp::http::{HeaderMap, Method};
 
 use super::{only, parse_body, query_flag, ApiState, Reply, Request};
 use crate::converters::registry::kinds::{self, ParsedSchema, SCHEMA_TYPES};
-use crate::converters::registry::local::{parse_schema, MAX_REFERENCE_DEPTH};
+pub(crate) use crate::converters::registry::local::compatibility_check;
+use crate::converters::registry::local::{parse_schema, parse_versions, MAX_REFERENCE_DEPTH};
 use crate::converters::registry::Level;
 use crate::storage::registry::{
-    CompatibilityCheck, Registration, RegistryError, SchemaReference, Setting, StoredSchema,
-    SubjectVersion, DEFAULT_COMPATIBILITY, DEFAULT_MODE,
+    Registration, RegistryError, SchemaReference, Setting, StoredSchema, SubjectVersion,
+    DEFAULT_COMPATIBILITY, DEFAULT_MODE,
 };
 use crate::storage::Store;
 
@@ -366,49 +367,6 @@ async fn fetch_references(
         fetched.insert(key, found.schema);
     }
     Ok(fetched)
-}
-
-/// Parses stored versions of the new schema's type; one that no longer parses (it cannot be, it was
-/// checked) is left out.
-fn parse_versions(
-    schema_type: &str,
-    live: &[SubjectVersion],
-    resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
-) -> Vec<ParsedSchema> {
-    live.iter()
-        .filter(|v| v.schema.schema_type == schema_type)
-        .filter_map(|v| {
-            parse_schema(
-                schema_type,
-                &v.schema.schema,
-                &v.schema.references,
-                resolve,
-                0,
-            )
-            .ok()
-        })
-        .collect()
-}
-
-/// The check run inside the registering transaction: the new schema against the subject's versions at the
-/// level in force.
-pub(crate) fn compatibility_check(subject: String, parsed: ParsedSchema) -> CompatibilityCheck {
-    Box::new(move |level, live, resolve| {
-        let level = Level::parse(level).unwrap_or(Level::Backward);
-        let previous = parse_versions(parsed.schema_type(), live, resolve);
-        let messages = kinds::check(level, &parsed, &previous);
-        if messages.is_empty() {
-            return Ok(());
-        }
-        Err(RegistryError::new(
-            409,
-            409,
-            format!(
-                "Schema being registered is incompatible with an earlier schema for subject \"{subject}\", details: [{}]",
-                messages.join(", ")
-            ),
-        ))
-    })
 }
 
 /// `POST /compatibility/subjects/{s}/versions[/{v}]`: `{"is_compatible"}`, with `messages` when

@@ -8,6 +8,7 @@
 mod append;
 mod db;
 pub mod groups;
+pub mod id_map;
 mod lock;
 mod log;
 mod open;

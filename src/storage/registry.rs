@@ -259,7 +259,7 @@ fn subjects(conn: &Connection, deleted: bool) -> Result<Vec<String>, RegistryErr
 }
 
 /// A version of a subject: `None` is the latest live one. Soft-deleted versions only when `deleted`.
-fn version(
+pub(super) fn version(
     conn: &Connection,
     subject: &str,
     wanted: Option<i32>,
@@ -357,7 +357,7 @@ fn insert_schema(
 
 /// Registers `reg` under `subject`: the ID and version it has when the subject already holds it live,
 /// else a new version after `check` (skipped in IMPORT mode).
-fn register(
+pub(super) fn register(
     conn: &Connection,
     subject: &str,
     reg: &Registration,
@@ -529,7 +529,7 @@ fn delete_version(
 }
 
 /// The (subject, version, deleted) pairs that use a schema ID.
-fn versions_of_id(
+pub(super) fn versions_of_id(
     conn: &Connection,
     id: i64,
     deleted: bool,
@@ -544,7 +544,7 @@ fn versions_of_id(
 }
 
 /// A schema by ID while some version (live or soft-deleted) uses it.
-fn schema_by_id(conn: &Connection, id: i64) -> Result<StoredSchema, RegistryError> {
+pub(super) fn schema_by_id(conn: &Connection, id: i64) -> Result<StoredSchema, RegistryError> {
     if versions_of_id(conn, id, true)?.is_empty() {
         return Err(RegistryError::schema_not_found(id));
     }

@@ -121,6 +121,7 @@ impl SinkLoop {
     pub(super) fn resume(&mut self, rt: &TaskRuntime) -> Result<Step, StageError> {
         if !self.started {
             rt.log_signal.register(&rt.control);
+            self.task.attach_store(&rt.store);
             let mut state = LoopState::new(rt)?;
             // Kafka's order: start, then open with the first assignment.
             let first = assign(rt, &state.sub, &mut state.positions)?;

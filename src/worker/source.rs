@@ -96,6 +96,7 @@ impl SourceLoop {
             if self.start_backoff.is_some() && rt.control.mode() == Mode::Stop {
                 return Ok(Step::Done);
             }
+            self.task.attach_store(&rt.store);
             match self.task.start(&rt.config, &context) {
                 Ok(()) => {
                     if self.start_backoff.take().is_some() {

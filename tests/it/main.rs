@@ -40,6 +40,8 @@ mod plugins_ext;
 mod rest_api;
 mod rest_polish;
 mod rest_proxy_schemas;
+#[cfg(feature = "kafka-client")]
+mod schema_ids;
 mod schema_registry;
 mod schema_registry_avro;
 mod schema_registry_json;

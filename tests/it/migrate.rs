@@ -532,3 +532,67 @@ async fn a_sink_fed_by_a_source_left_behind_stays_unless_its_offsets_are_copied(
     a.stop().await;
     b.stop().await;
 }
+
+/// `--schema-registry-to`: the subjects a connector's AvroConverter uses move to the target's registry
+/// with every version in order and the subject a version references first, and the migrated config's
+/// `value.converter.schema.registry.url` names the target's registry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_registry_to_carries_subjects_and_rewrites_the_converter_urls() {
+    use crate::schema_registry::RegistryWorker;
+    let (da, db) = (tempdir(), tempdir());
+    let a = RegistryWorker::start(da.path(), &[]).await;
+    let b = RegistryWorker::start(db.path(), &[]).await;
+    // Other schemas on the target first, so the IDs there differ.
+    b.register("other-value", "\"long\"").await;
+    let unit = r#"{"type":"record","name":"Unit","namespace":"edge","fields":[{"name":"name","type":"string"}]}"#;
+    a.register("unit", unit).await;
+    let v1 = r#"{"type":"record","name":"Reading","namespace":"edge","fields":[{"name":"sensor","type":"string"}]}"#;
+    a.register("readings-value", v1).await;
+    let v2 = r#"{"type":"record","name":"Reading","namespace":"edge","fields":[{"name":"sensor","type":"string"},{"name":"unit","type":["null","edge.Unit"],"default":null}]}"#;
+    let (status, body) = a
+        .post(
+            "/subjects/readings-value/versions",
+            json!({"schema": v2, "references": [{"name": "edge.Unit", "subject": "unit", "version": 1}]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let mut sink = file_sink("decode", &da.path().join("out.txt"), "readings");
+    sink["config"]["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
+    sink["config"]["value.converter.schema.registry.url"] = json!(a.registry);
+    create_through(&a.api, sink).await;
+
+    let (code, out, err) = cli(vec![
+        "migrate".into(),
+        "--from".into(),
+        a.api.base().to_string(),
+        "--to".into(),
+        b.api.base().to_string(),
+        "--schema-registry-to".into(),
+        b.registry.clone(),
+        "decode".into(),
+    ])
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("carried 2 schema version(s)"), "{out}");
+    assert_eq!(
+        b.get("/subjects/readings-value/versions").await,
+        (200, json!([1, 2]))
+    );
+    assert_eq!(b.get("/subjects/unit/versions").await, (200, json!([1])));
+    let (_, latest) = b.get("/subjects/readings-value/versions/2").await;
+    assert_eq!(
+        latest["references"],
+        json!([{"name": "edge.Unit", "subject": "unit", "version": 1}]),
+        "{latest}"
+    );
+    let (_, on_a) = a.get("/subjects/readings-value/versions/2").await;
+    assert_ne!(latest["id"], on_a["id"], "the target's own IDs");
+    let (_, config) = b.api.get("/connectors/decode/config").await.unwrap();
+    assert_eq!(
+        config["value.converter.schema.registry.url"],
+        json!(b.registry),
+        "{config}"
+    );
+    a.stop().await;
+    b.stop().await;
+}

@@ -49,6 +49,23 @@ impl RegistryWorker {
 
     /// Starts the worker; with `kafka`, a Kafka listener too (its address in `bootstrap`).
     pub(crate) async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
+        let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::launch_on(dir, extra, kafka, registry).await
+    }
+
+    /// Starts the worker with its Schema Registry on `registry` (`host:port`), as after a restart.
+    #[cfg_attr(not(feature = "kafka-client"), allow(dead_code))]
+    pub(crate) async fn start_at(dir: &Path, registry: &str) -> RegistryWorker {
+        let registry = tokio::net::TcpListener::bind(registry).await.unwrap();
+        Self::launch_on(dir, &[], false, registry).await
+    }
+
+    async fn launch_on(
+        dir: &Path,
+        extra: &[(&str, &str)],
+        kafka: bool,
+        registry: tokio::net::TcpListener,
+    ) -> RegistryWorker {
         let mut settings = vec![("schema.registry.listeners", "http://127.0.0.1:0")];
         if kafka {
             settings.push(("kafka.listeners", "PLAINTEXT://127.0.0.1:0"));
@@ -56,7 +73,6 @@ impl RegistryWorker {
         settings.extend_from_slice(extra);
         let config = common::worker_config(dir, &settings);
         let rest = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let registry = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let api = Client::new(format!("http://{}", rest.local_addr().unwrap()));
         let registry_url = format!("http://{}", registry.local_addr().unwrap());
         let mut listeners = liteconnect::Listeners {
@@ -118,7 +134,7 @@ impl RegistryWorker {
         (status, body, media)
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Json>) -> (u16, Json) {
+    pub(crate) async fn call(&self, method: Method, path: &str, body: Option<Json>) -> (u16, Json) {
         let (status, body, _) = self.call_typed(method, path, body).await;
         (status, body)
     }
@@ -131,7 +147,7 @@ impl RegistryWorker {
         self.call(Method::POST, path, Some(body)).await
     }
 
-    async fn put(&self, path: &str, body: Json) -> (u16, Json) {
+    pub(crate) async fn put(&self, path: &str, body: Json) -> (u16, Json) {
         self.call(Method::PUT, path, Some(body)).await
     }
 
@@ -753,7 +769,7 @@ async fn schema_registry_serves_confluents_python_client_and_its_avro_serdes() {
 }
 
 /// Runs one of the Python client scripts with `args` and parses the JSON line it prints last.
-#[cfg(feature = "kafka-listener")]
+#[cfg(any(feature = "kafka-listener", feature = "kafka-client"))]
 pub(crate) async fn python(script: &str, args: &[&str]) -> Json {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("target/test-deps/venv/bin/python");

@@ -19,9 +19,11 @@ use regex::Regex;
 use serde_json::{json, Map, Value as Json};
 
 use super::client::{self, Context};
+use super::schema_ids::{self, Role, SchemaIds};
 use crate::connectors::{Props, SourceTask, SourceTaskContext, TaskError};
 use crate::data::{Schema, SchemaRef, Value};
 use crate::record::{ConnectRecord, Header, SourceRecord};
+use crate::storage::Store;
 
 /// MM2's `DefaultReplicationPolicy`.
 pub const DEFAULT_POLICY: &str = "org.apache.kafka.connect.mirror.DefaultReplicationPolicy";
@@ -232,6 +234,14 @@ pub struct MirrorSourceTask {
     /// Local topic → partitions known to exist.
     local_partitions: HashMap<String, i32>,
     bytes_schema: SchemaRef,
+    /// The worker's store, given before `start`.
+    store: Option<Store>,
+    /// With `source.schema.registry.url`: the schema IDs of framed keys and values translated to the
+    /// local registry's.
+    schema_ids: Option<SchemaIds>,
+    /// Records consumed whose IDs could not be translated yet (the source registry unreachable): handed
+    /// over, translated, before anything else is consumed.
+    pending: Vec<SourceRecord>,
 }
 
 impl Default for MirrorSourceTask {
@@ -251,11 +261,30 @@ impl Default for MirrorSourceTask {
             assigned: BTreeMap::new(),
             local_partitions: HashMap::new(),
             bytes_schema: Schema::optional_bytes(),
+            store: None,
+            schema_ids: None,
+            pending: Vec::new(),
         }
     }
 }
 
 impl MirrorSourceTask {
+    /// A batch with the schema IDs of its framed keys and values translated (all of it, or none: on a
+    /// failure the batch waits in `pending`, as it was consumed).
+    fn translated(&mut self, batch: Vec<SourceRecord>) -> Result<Vec<SourceRecord>, TaskError> {
+        let Some(ids) = self.schema_ids.as_mut() else {
+            return Ok(batch);
+        };
+        let result = batch
+            .iter()
+            .map(|r| translate_record(ids, r))
+            .collect::<Result<Vec<_>, _>>();
+        if result.is_err() {
+            self.pending = batch;
+        }
+        result
+    }
+
     /// Fails the task when the source cluster refused the consumer (credentials or TLS), which waiting
     /// does not mend; the stored offsets are untouched.
     fn check_refused(&self) -> Result<(), TaskError> {
@@ -360,7 +389,22 @@ impl MirrorSourceTask {
 }
 
 impl SourceTask for MirrorSourceTask {
+    fn attach_store(&mut self, store: &Store) {
+        self.store = Some(store.clone());
+    }
+
     fn start(&mut self, config: &Props, _context: &dyn SourceTaskContext) -> Result<(), TaskError> {
+        self.schema_ids = match schema_ids::other_registry(config, schema_ids::SOURCE_PREFIX)
+            .map_err(TaskError::Fatal)?
+        {
+            Some(other) => {
+                let store = self.store.clone().ok_or_else(|| {
+                    TaskError::fatal("source.schema.registry.url needs the worker's store")
+                })?;
+                Some(SchemaIds::new(store, other, true))
+            }
+            None => None,
+        };
         self.alias = config
             .get(super::SOURCE_ALIAS)
             .map(|a| a.trim().to_string())
@@ -418,6 +462,10 @@ impl SourceTask for MirrorSourceTask {
     }
 
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
+        if !self.pending.is_empty() {
+            let batch = std::mem::take(&mut self.pending);
+            return self.translated(batch);
+        }
         if self
             .last_refresh
             .is_none_or(|t| t.elapsed() >= self.refresh)
@@ -508,12 +556,36 @@ impl SourceTask for MirrorSourceTask {
         if out.is_empty() {
             self.check_refused()?;
         }
-        Ok(out)
+        self.translated(out)
     }
 
     fn stop(&mut self) {
         self.consumer = None;
     }
+}
+
+/// A record with its framed key and value translated (by the subjects of its topic in the source
+/// cluster).
+fn translate_record(ids: &mut SchemaIds, r: &SourceRecord) -> Result<SourceRecord, TaskError> {
+    let topic = r
+        .source_partition
+        .as_ref()
+        .and_then(|p| p.get("topic"))
+        .and_then(Json::as_str)
+        .unwrap_or(&r.record.topic)
+        .to_string();
+    let mut out = r.clone();
+    for (role, value) in [
+        (Role::Key, &mut out.record.key),
+        (Role::Value, &mut out.record.value),
+    ] {
+        if let Value::Bytes(b) = value {
+            if let Some(rewritten) = ids.rewrite(&topic, role, b)? {
+                *b = rewritten;
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

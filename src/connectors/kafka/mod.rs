@@ -9,6 +9,7 @@
 
 pub mod client;
 pub(crate) mod mirror;
+pub(crate) mod schema_ids;
 pub(crate) mod security;
 pub mod sink;
 
@@ -111,11 +112,14 @@ impl ConnectorPlugin for KafkaSink {
         keys.fold(ConfigDef::new(), |def, (row, validator)| {
             def.define(ConfigKey::from_row(row).validator(validator))
         })
+        .define_rows(&registry_keys::DESTINATION)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);
         let checked = client::check_settings("producer", client::producer_settings(&props));
-        client_setting_errors(&props, checked, &["producer.override.", ""])
+        let mut errors = client_setting_errors(&props, checked, &["producer.override.", ""]);
+        errors.extend(registry_errors(&props, schema_ids::DESTINATION_PREFIX));
+        errors
     }
     fn default_converter(&self, key: &str) -> Option<&'static str> {
         byte_array_converters(key)
@@ -130,6 +134,35 @@ impl ConnectorPlugin for KafkaSink {
     fn acknowledges_offsets(&self) -> bool {
         true
     }
+}
+
+/// A refused `<prefix>url` or `<prefix>basic.auth.*` setting, on the URL's key.
+fn registry_errors(config: &Props, prefix: &str) -> Vec<(String, String)> {
+    match schema_ids::other_registry(config, prefix) {
+        Ok(_) => Vec::new(),
+        Err(e) => vec![(format!("{prefix}url"), e)],
+    }
+}
+
+/// The keys of the registry whose schema IDs a connector translates to or from its own registry's.
+mod registry_keys {
+    use crate::config::def::{ConfigType, Importance, KeyRow};
+
+    /// The Kafka sink's destination registry.
+    #[rustfmt::skip]
+    pub(super) const DESTINATION: [KeyRow; 3] = [
+        ("destination.schema.registry.url", ConfigType::String, Some(""), Importance::Medium, "The Schema Registry of the destination cluster. When set, a key or value in Confluent's wire format whose schema ID the local registry has is shipped with the ID the destination registry gives its schema (registered there under the same subject, once)"),
+        ("destination.schema.registry.basic.auth.credentials.source", ConfigType::String, Some("URL"), Importance::Low, "Where the destination registry's credentials come from: URL (user:password@ in the URL) or USER_INFO"),
+        ("destination.schema.registry.basic.auth.user.info", ConfigType::Password, Some(""), Importance::Low, "user:password for the destination registry, with basic.auth.credentials.source=USER_INFO"),
+    ];
+
+    /// The mirror source's source registry.
+    #[rustfmt::skip]
+    pub(super) const SOURCE: [KeyRow; 3] = [
+        ("source.schema.registry.url", ConfigType::String, Some(""), Importance::Medium, "The Schema Registry of the source cluster. When set, a key or value in Confluent's wire format whose schema ID that registry has is stored with the ID this worker's registry gives its schema (registered here under the same subject, once)"),
+        ("source.schema.registry.basic.auth.credentials.source", ConfigType::String, Some("URL"), Importance::Low, "Where the source registry's credentials come from: URL (user:password@ in the URL) or USER_INFO"),
+        ("source.schema.registry.basic.auth.user.info", ConfigType::Password, Some(""), Importance::Low, "user:password for the source registry, with basic.auth.credentials.source=USER_INFO"),
+    ];
 }
 
 /// The KafkaSink keys, each with a validator.
@@ -189,6 +222,7 @@ impl ConnectorPlugin for MirrorSource {
                 .validator(Validator::NonEmptyString),
             )
             .define_rows(MIRROR_KEYS)
+            .define_rows(&registry_keys::SOURCE)
     }
     fn validate(&self, config: &BTreeMap<String, Option<String>>) -> Vec<(String, String)> {
         let props = present(config);
@@ -198,6 +232,7 @@ impl ConnectorPlugin for MirrorSource {
             checked,
             &["source.consumer.", "consumer.", "source.cluster."],
         );
+        errors.extend(registry_errors(&props, schema_ids::SOURCE_PREFIX));
         if let Err(e) = mirror::ReplicationPolicy::from_config(&props) {
             errors.push((POLICY_CLASS.to_string(), e));
         }

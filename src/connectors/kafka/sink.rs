@@ -13,6 +13,7 @@
 //! unacknowledged has waited that long, everything the producer holds is withdrawn at once and produced
 //! again from the last committed offsets, in order.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -27,9 +28,11 @@ use rdkafka::ClientContext;
 use rdkafka::Message;
 
 use super::client::{self, Context};
+use super::schema_ids::{self, Role, SchemaIds};
 use crate::connectors::{Props, SinkTask, TaskError};
 use crate::data::Value;
 use crate::record::SinkRecord;
+use crate::storage::Store;
 
 /// How long `put` waits for room in the producer's queue before reporting a retriable error.
 const QUEUE_WAIT: Duration = Duration::from_secs(5);
@@ -39,6 +42,9 @@ pub const FLUSH_WAIT: Duration = Duration::from_secs(3);
 const TIMEOUT_KEYS: [&str; 2] = ["message.timeout.ms", "delivery.timeout.ms"];
 /// librdkafka's default delivery timeout, kept as the sink's default.
 const DEFAULT_TIMEOUT: Duration = Duration::from_millis(300_000);
+
+/// A key or value as it is produced: the stored bytes, or the bytes with their schema ID translated.
+type Bytes<'a> = Option<Cow<'a, [u8]>>;
 
 /// Delivery bookkeeping shared with the producer's callbacks.
 #[derive(Debug, Default)]
@@ -105,6 +111,10 @@ pub struct KafkaSinkTask {
     timeout: Option<Duration>,
     /// The send number of the next record handed to the producer.
     next_send: usize,
+    /// The worker's store, given before `start`.
+    store: Option<Store>,
+    /// With `destination.schema.registry.url`: the schema IDs of framed keys and values translated.
+    schema_ids: Option<SchemaIds>,
 }
 
 fn bytes_of<'a>(what: &str, value: &'a Value) -> Result<Option<&'a [u8]>, TaskError> {
@@ -120,6 +130,29 @@ fn bytes_of<'a>(what: &str, value: &'a Value) -> Result<Option<&'a [u8]>, TaskEr
 }
 
 impl KafkaSinkTask {
+    /// A record's key and value as they are produced: with their schema IDs translated when a
+    /// destination registry is set and they are framed (see [`schema_ids`]).
+    fn key_and_value<'a>(
+        &mut self,
+        r: &'a SinkRecord,
+    ) -> Result<(Bytes<'a>, Bytes<'a>), TaskError> {
+        let key = bytes_of("key", &r.record.key)?;
+        let value = bytes_of("value", &r.record.value)?;
+        let Some(ids) = self.schema_ids.as_mut() else {
+            return Ok((key.map(Cow::Borrowed), value.map(Cow::Borrowed)));
+        };
+        let mut translate = |role, data: Option<&'a [u8]>| -> Result<_, TaskError> {
+            Ok(match data {
+                Some(d) => Some(match ids.rewrite(&r.record.topic, role, d)? {
+                    Some(rewritten) => Cow::Owned(rewritten),
+                    None => Cow::Borrowed(d),
+                }),
+                None => None,
+            })
+        };
+        Ok((translate(Role::Key, key)?, translate(Role::Value, value)?))
+    }
+
     fn create_producer(&mut self) -> Result<(), TaskError> {
         let context = self
             .context
@@ -226,8 +259,23 @@ impl KafkaSinkTask {
 }
 
 impl SinkTask for KafkaSinkTask {
+    fn attach_store(&mut self, store: &Store) {
+        self.store = Some(store.clone());
+    }
+
     fn start(&mut self, config: &Props) -> Result<(), TaskError> {
         self.config = config.clone();
+        self.schema_ids = match schema_ids::other_registry(config, schema_ids::DESTINATION_PREFIX)
+            .map_err(TaskError::Fatal)?
+        {
+            Some(other) => {
+                let store = self.store.clone().ok_or_else(|| {
+                    TaskError::fatal("destination.schema.registry.url needs the worker's store")
+                })?;
+                Some(SchemaIds::new(store, other, false))
+            }
+            None => None,
+        };
         self.topic_format = config
             .get(super::TOPIC_FORMAT)
             .cloned()
@@ -263,8 +311,7 @@ impl SinkTask for KafkaSinkTask {
                 continue;
             }
             let topic = self.topic_format.replace("${topic}", &r.record.topic);
-            let key = bytes_of("key", &r.record.key)?;
-            let value = bytes_of("value", &r.record.value)?;
+            let (key, value) = self.key_and_value(r)?;
             let mut headers = OwnedHeaders::new_with_capacity(r.record.headers.len());
             for h in &r.record.headers {
                 headers = headers.insert(Header {
@@ -275,10 +322,10 @@ impl SinkTask for KafkaSinkTask {
             let sent = self.next_send;
             let mut record: BaseRecord<'_, [u8], [u8], usize> =
                 BaseRecord::with_opaque_to(&topic, sent);
-            if let Some(k) = key {
+            if let Some(k) = key.as_deref() {
                 record = record.key(k);
             }
-            if let Some(v) = value {
+            if let Some(v) = value.as_deref() {
                 record = record.payload(v);
             }
             if let Some(ts) = r.record.timestamp {

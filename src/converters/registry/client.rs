@@ -294,16 +294,16 @@ impl RegistryClient {
             .map_err(Clone::clone)
     }
 
-    /// One registry request; its JSON answer, or an error naming the registry and what it said.
+    /// One registry request: the HTTP status and the body's text, whatever the status.
     ///
     /// # Errors
-    /// The registry cannot be reached, answers other than 200, or answers what is not JSON.
-    pub fn request(
+    /// The registry cannot be reached, or its answer cannot be read.
+    pub fn call(
         &self,
         method: reqwest::Method,
         path: &str,
         body: Option<&Json>,
-    ) -> Result<Json, DataError> {
+    ) -> Result<(u16, String), DataError> {
         let url = format!("{}{path}", self.config.url);
         let mut req = self
             .http()?
@@ -315,13 +315,28 @@ impl RegistryClient {
         if let Some(b) = body {
             req = req.header("Content-Type", MEDIA_TYPE).body(b.to_string());
         }
-        let answer = req.send().map_err(|e| {
+        let unreachable = |e: reqwest::Error| {
             DataError::new(format!(
                 "The Schema Registry at {url} cannot be reached: {e}"
             ))
-        })?;
+        };
+        let answer = req.send().map_err(unreachable)?;
         let status = answer.status().as_u16();
-        let text = answer.text().unwrap_or_default();
+        Ok((status, answer.text().map_err(unreachable)?))
+    }
+
+    /// One registry request; its JSON answer, or an error naming the registry and what it said.
+    ///
+    /// # Errors
+    /// The registry cannot be reached, answers other than 200, or answers what is not JSON.
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Json>,
+    ) -> Result<Json, DataError> {
+        let (status, text) = self.call(method, path, body)?;
+        let url = format!("{}{path}", self.config.url);
         if status != 200 {
             return Err(DataError::new(format!(
                 "The Schema Registry at {url} answered {status}: {text}"

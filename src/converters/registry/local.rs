@@ -1,16 +1,22 @@
 //! Framed records shown decoded: a schema ID looked up in the local registry (the store, a database file
 //! opened read-only, or a worker's REST API, behind [`SchemaLookup`]), parsed after the schemas its
 //! references name, cached by ID (an ID never names another schema), and the payload decoded to JSON
-//! by [`ParsedSchema::payload_to_json`].
+//! by [`ParsedSchema::payload_to_json`]. Registering from inside the worker by the rules the REST API
+//! applies: the parse after the referenced schemas, and the compatibility check run inside the
+//! registering transaction (the REST routes use the same parts; the mirror source registers the schemas
+//! of the records it brings in).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value as Json;
 
-use super::kinds::{ParsedSchema, Referenced};
+use super::kinds::{self, ParsedSchema, Referenced};
 use super::unframe;
-use crate::storage::registry::{RegistryError, SchemaReference, StoredSchema};
+use super::Level;
+use crate::storage::registry::{
+    CompatibilityCheck, RegistryError, SchemaReference, StoredSchema, SubjectVersion,
+};
 use crate::storage::{LogReader, Store};
 
 /// How deep references may nest.
@@ -212,6 +218,80 @@ impl LocalSchemas {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// Parses stored versions of the new schema's type; one that no longer parses (it cannot be, it was
+/// checked) is left out.
+pub fn parse_versions(
+    schema_type: &str,
+    live: &[SubjectVersion],
+    resolve: &dyn Fn(&str, i32) -> Option<StoredSchema>,
+) -> Vec<ParsedSchema> {
+    live.iter()
+        .filter(|v| v.schema.schema_type == schema_type)
+        .filter_map(|v| {
+            parse_schema(
+                schema_type,
+                &v.schema.schema,
+                &v.schema.references,
+                resolve,
+                0,
+            )
+            .ok()
+        })
+        .collect()
+}
+
+/// The check run inside the registering transaction: the new schema against the subject's versions at the
+/// level in force.
+pub fn compatibility_check(subject: String, parsed: ParsedSchema) -> CompatibilityCheck {
+    Box::new(move |level, live, resolve| {
+        let level = Level::parse(level).unwrap_or(Level::Backward);
+        let previous = parse_versions(parsed.schema_type(), live, resolve);
+        let messages = kinds::check(level, &parsed, &previous);
+        if messages.is_empty() {
+            return Ok(());
+        }
+        Err(RegistryError::new(
+            409,
+            409,
+            format!(
+                "Schema being registered is incompatible with an earlier schema for subject \"{subject}\", details: [{}]",
+                messages.join(", ")
+            ),
+        ))
+    })
+}
+
+/// Registers a schema under `subject` in the embedded registry from a task thread (blocks), with the
+/// REST API's checks: parsed after what its references name (which must be there already), canonical
+/// text, the subject's compatibility level and mode. Answers its ID and version.
+///
+/// # Errors
+/// The registry's error, with Confluent's code (42201 invalid, 409 incompatible, 42205 mode).
+#[cfg(feature = "kafka-client")]
+pub fn register_blocking(
+    store: &crate::storage::Store,
+    subject: &str,
+    schema_type: &str,
+    text: &str,
+    references: Vec<SchemaReference>,
+) -> Result<(i64, i32), RegistryError> {
+    let resolve = |s: &str, v: i32| store.registry_version_blocking(s.to_string(), v).ok();
+    let parsed = parse_schema(schema_type, text, &references, &resolve, 0)
+        .map_err(|e| RegistryError::new(422, 42201, format!("Invalid schema: {e}")))?;
+    let reg = crate::storage::registry::Registration {
+        schema_type: schema_type.to_string(),
+        schema: parsed.canonical(),
+        references,
+        id: None,
+        version: None,
+    };
+    store.registry_register_blocking(
+        subject.to_string(),
+        reg,
+        compatibility_check(subject.to_string(), parsed),
+    )
 }
 
 #[cfg(test)]

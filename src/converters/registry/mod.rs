@@ -7,6 +7,7 @@ pub mod client;
 pub mod kinds;
 pub mod level;
 pub mod local;
+pub mod other;
 
 pub use client::{frame, unframe, RegistryClient, RegistryConfig};
 pub use level::Level;
