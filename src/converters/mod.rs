@@ -14,6 +14,8 @@ pub mod defs;
 pub mod header;
 pub mod json;
 pub mod number;
+#[cfg(feature = "protobuf")]
+pub mod protobuf;
 pub mod registry;
 pub mod string;
 

@@ -321,10 +321,7 @@ async fn prepare(store: &Store, req: &Request<'_>) -> Result<(Registration, Pars
         .unwrap_or_else(|| "AVRO".into())
         .to_ascii_uppercase();
     if !SCHEMA_TYPES.contains(&schema_type.as_str()) {
-        return Err(invalid_schema(format!(
-            "schema type {schema_type} is not supported by this registry (it checks {})",
-            SCHEMA_TYPES.join(", ")
-        )));
+        return Err(invalid_schema(kinds::unsupported_type(&schema_type)));
     }
     let fetched = fetch_references(store, &body.references).await?;
     let resolve = |s: &str, v: i32| fetched.get(&(s.to_string(), v)).cloned();

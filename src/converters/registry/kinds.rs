@@ -4,15 +4,42 @@
 
 use super::Level;
 use crate::converters::avro::{compat as avro_compat, AvroSchema};
+#[cfg(feature = "protobuf")]
+use crate::converters::protobuf::{compat as protobuf_compat, ProtoSchema};
 
 /// The schema types this registry parses and checks, as `GET /schemas/types` lists them.
-pub const SCHEMA_TYPES: &[&str] = &["AVRO"];
+pub const SCHEMA_TYPES: &[&str] = &[
+    "AVRO",
+    #[cfg(feature = "protobuf")]
+    "PROTOBUF",
+];
+
+/// Why a schema type is refused: not one this registry checks, or one whose Cargo feature this build
+/// was made without.
+pub fn unsupported_type(schema_type: &str) -> String {
+    let feature = match schema_type {
+        "PROTOBUF" if !cfg!(feature = "protobuf") => Some("protobuf"),
+        _ => None,
+    };
+    match feature {
+        Some(f) => format!(
+            "schema type {schema_type} is not in this build: it was built without the Cargo feature '{f}'"
+        ),
+        None => format!(
+            "schema type {schema_type} is not supported by this registry (it checks {})",
+            SCHEMA_TYPES.join(", ")
+        ),
+    }
+}
 
 /// A schema parsed by its type.
 #[derive(Clone, Debug)]
 pub enum ParsedSchema {
     /// An Avro schema.
     Avro(AvroSchema),
+    /// A Protobuf schema.
+    #[cfg(feature = "protobuf")]
+    Protobuf(ProtoSchema),
 }
 
 /// A schema a reference names: the reference's name (an Avro type name's schema, a Protobuf import
@@ -47,10 +74,18 @@ impl ParsedSchema {
                     .map(ParsedSchema::Avro)
                     .map_err(|e| e.to_string())
             }
-            other => Err(format!(
-                "schema type {other} is not supported by this registry (it checks {})",
-                SCHEMA_TYPES.join(", ")
-            )),
+            #[cfg(feature = "protobuf")]
+            "PROTOBUF" => {
+                let mut files = std::collections::BTreeMap::new();
+                for r in refs {
+                    if let ParsedSchema::Protobuf(p) = &r.parsed {
+                        files.extend(p.sources.clone());
+                    }
+                    files.insert(r.name.clone(), r.text.clone());
+                }
+                ProtoSchema::parse(text, files).map(ParsedSchema::Protobuf)
+            }
+            other => Err(unsupported_type(other)),
         }
     }
 
@@ -58,6 +93,17 @@ impl ParsedSchema {
     pub fn as_avro(&self) -> Option<&AvroSchema> {
         match self {
             ParsedSchema::Avro(a) => Some(a),
+            #[cfg(feature = "protobuf")]
+            _ => None,
+        }
+    }
+
+    /// The Protobuf schema, when this is one.
+    #[cfg(feature = "protobuf")]
+    pub fn as_protobuf(&self) -> Option<&ProtoSchema> {
+        match self {
+            ParsedSchema::Protobuf(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -65,6 +111,8 @@ impl ParsedSchema {
     pub fn schema_type(&self) -> &'static str {
         match self {
             ParsedSchema::Avro(_) => "AVRO",
+            #[cfg(feature = "protobuf")]
+            ParsedSchema::Protobuf(_) => "PROTOBUF",
         }
     }
 
@@ -73,6 +121,8 @@ impl ParsedSchema {
     pub fn canonical(&self) -> String {
         match self {
             ParsedSchema::Avro(a) => a.canonical(),
+            #[cfg(feature = "protobuf")]
+            ParsedSchema::Protobuf(p) => p.canonical(),
         }
     }
 }
@@ -87,6 +137,14 @@ pub fn check(level: Level, new: &ParsedSchema, previous: &[ParsedSchema]) -> Vec
                 .filter_map(|p| p.as_avro().cloned())
                 .collect();
             avro_compat::check(level, new, &same)
+        }
+        #[cfg(feature = "protobuf")]
+        ParsedSchema::Protobuf(new) => {
+            let same: Vec<ProtoSchema> = previous
+                .iter()
+                .filter_map(|p| p.as_protobuf().cloned())
+                .collect();
+            protobuf_compat::check(level, new, &same)
         }
     }
 }

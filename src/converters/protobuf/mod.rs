@@ -1,0 +1,13 @@
+//! Protobuf with a Schema Registry: `.proto` schemas (proto2 and proto3, imports resolved by the
+//! references' names and the built-in imports) compiled into descriptors ([`schema`], [`builtin`]),
+//! compatibility by Confluent's Protobuf rules at the registry's seven levels ([`compat`]), Connect
+//! schemas mapped to and from Protobuf as Confluent's `ProtobufData` maps them ([`connect`]), and
+//! Confluent's `ProtobufConverter` in its wire format ([`converter`]).
+
+pub mod builtin;
+pub mod compat;
+pub mod schema;
+#[cfg(test)]
+mod tests;
+
+pub use schema::ProtoSchema;
