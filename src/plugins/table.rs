@@ -240,17 +240,33 @@ fn converters() -> Vec<[PluginDesc; 2]> {
 
 /// The converters that need a Schema Registry: converters only, not header converters (as Confluent's).
 fn registry_converters() -> Vec<PluginDesc> {
-    vec![PluginDesc {
-        class: avro::CLASS,
-        kind: PluginKind::Converter,
-        version: KAFKA_VERSION,
-        factory: Factory::Converter {
-            def: defs::avro,
-            make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
-                Ok(Arc::new(avro::AvroConverter::from_config(c)?))
+    vec![
+        PluginDesc {
+            class: avro::CLASS,
+            kind: PluginKind::Converter,
+            version: KAFKA_VERSION,
+            factory: Factory::Converter {
+                def: defs::avro,
+                make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
+                    Ok(Arc::new(avro::AvroConverter::from_config(c)?))
+                },
             },
         },
-    }]
+        #[cfg(feature = "protobuf")]
+        PluginDesc {
+            class: crate::converters::protobuf::CLASS,
+            kind: PluginKind::Converter,
+            version: KAFKA_VERSION,
+            factory: Factory::Converter {
+                def: defs::protobuf,
+                make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
+                    Ok(Arc::new(
+                        crate::converters::protobuf::ProtobufConverter::from_config(c)?,
+                    ))
+                },
+            },
+        },
+    ]
 }
 
 /// Every plugin row, in no particular order (listings sort by kind and class).

@@ -6,8 +6,14 @@
 
 pub mod builtin;
 pub mod compat;
+pub mod connect;
+pub mod converter;
 pub mod schema;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_connect;
+pub mod text;
 
+pub use converter::{ProtobufConverter, CLASS};
 pub use schema::ProtoSchema;

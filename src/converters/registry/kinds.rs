@@ -116,6 +116,16 @@ impl ParsedSchema {
         }
     }
 
+    /// The schema's text in a registry `format` (`GET …?format=`), when its type has that format:
+    /// `serialized` gives a Protobuf schema's `FileDescriptorProto` in base64.
+    pub fn formatted(&self, format: &str) -> Option<String> {
+        match (self, format) {
+            #[cfg(feature = "protobuf")]
+            (ParsedSchema::Protobuf(p), "serialized") => Some(p.serialized()),
+            _ => None,
+        }
+    }
+
     /// The canonical text stored and compared (two registrations with the same canonical text are one
     /// schema).
     pub fn canonical(&self) -> String {
