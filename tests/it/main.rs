@@ -40,6 +40,8 @@ mod plugins_ext;
 mod rest_api;
 mod rest_polish;
 mod schema_registry;
+#[cfg(feature = "protobuf")]
+mod schema_registry_protobuf;
 mod security;
 mod spooldir;
 mod task_cap;

@@ -15,14 +15,14 @@ use liteconnect::RunError;
 const MEDIA: &str = "application/vnd.schemaregistry.v1+json";
 
 /// A worker in this process with a REST listener and a Schema Registry listener on ephemeral ports.
-struct RegistryWorker {
+pub(crate) struct RegistryWorker {
     /// The registry's base URL.
-    registry: String,
+    pub(crate) registry: String,
     /// The Kafka listener's `host:port`, when started with one.
     #[cfg_attr(not(feature = "kafka-listener"), allow(dead_code))]
-    bootstrap: Option<String>,
+    pub(crate) bootstrap: Option<String>,
     /// The worker's REST API.
-    api: Client,
+    pub(crate) api: Client,
     http: reqwest::Client,
     auth: Option<(String, String)>,
     shutdown: Option<oneshot::Sender<()>>,
@@ -30,12 +30,12 @@ struct RegistryWorker {
 }
 
 impl RegistryWorker {
-    async fn start(dir: &Path, extra: &[(&str, &str)]) -> RegistryWorker {
+    pub(crate) async fn start(dir: &Path, extra: &[(&str, &str)]) -> RegistryWorker {
         Self::launch(dir, extra, false).await
     }
 
     /// Starts the worker; with `kafka`, a Kafka listener too (its address in `bootstrap`).
-    async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
+    pub(crate) async fn launch(dir: &Path, extra: &[(&str, &str)], kafka: bool) -> RegistryWorker {
         let mut settings = vec![("schema.registry.listeners", "http://127.0.0.1:0")];
         if kafka {
             settings.push(("kafka.listeners", "PLAINTEXT://127.0.0.1:0"));
@@ -110,11 +110,11 @@ impl RegistryWorker {
         (status, body)
     }
 
-    async fn get(&self, path: &str) -> (u16, Json) {
+    pub(crate) async fn get(&self, path: &str) -> (u16, Json) {
         self.call(Method::GET, path, None).await
     }
 
-    async fn post(&self, path: &str, body: Json) -> (u16, Json) {
+    pub(crate) async fn post(&self, path: &str, body: Json) -> (u16, Json) {
         self.call(Method::POST, path, Some(body)).await
     }
 
@@ -138,7 +138,7 @@ impl RegistryWorker {
         body["id"].as_i64().unwrap()
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -733,7 +733,7 @@ async fn schema_registry_serves_confluents_python_client_and_its_avro_serdes() {
 
 /// Runs one of the Python client scripts with `args` and parses the JSON line it prints last.
 #[cfg(feature = "kafka-listener")]
-async fn python(script: &str, args: &[&str]) -> Json {
+pub(crate) async fn python(script: &str, args: &[&str]) -> Json {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join("target/test-deps/venv/bin/python");
     assert!(
