@@ -158,3 +158,24 @@ pub fn check(level: Level, new: &ParsedSchema, previous: &[ParsedSchema]) -> Vec
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protobuf_is_listed_or_refused_naming_the_missing_feature() {
+        let text = "syntax = \"proto3\";\nmessage A { int32 x = 1; }";
+        let parsed = ParsedSchema::parse("PROTOBUF", text, &[]);
+        if cfg!(feature = "protobuf") {
+            assert!(SCHEMA_TYPES.contains(&"PROTOBUF"));
+            assert_eq!(parsed.map(|p| p.schema_type()).ok(), Some("PROTOBUF"));
+        } else {
+            assert!(!SCHEMA_TYPES.contains(&"PROTOBUF"));
+            let e = parsed.err().unwrap_or_default();
+            assert!(e.contains("Cargo feature 'protobuf'"), "{e}");
+        }
+        let e = ParsedSchema::parse("XML", text, &[]).err().unwrap_or_default();
+        assert!(e.contains("not supported by this registry"), "{e}");
+    }
+}
