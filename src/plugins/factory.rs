@@ -143,25 +143,36 @@ mod tests {
             .collect()
     }
 
+    /// The converters that need a Schema Registry (converters only, as Confluent's).
+    fn registry_classes() -> Vec<&'static str> {
+        vec![
+            avro::CLASS,
+            #[cfg(feature = "protobuf")]
+            crate::converters::protobuf::CLASS,
+        ]
+    }
+
     #[test]
     fn plugin_list() {
         let plugins = converter_plugins();
-        assert_eq!(plugins.len(), 11);
+        assert_eq!(plugins.len(), 10 + registry_classes().len());
         assert!(crate::plugins::of_kind(PluginKind::Converter)
             .iter()
             .chain(&crate::plugins::of_kind(PluginKind::HeaderConverter))
             .all(|p| p.version == "4.0.0"));
         let simple = plugins.iter().find(|p| p.0 == header::CLASS).unwrap();
         assert_eq!((simple.1, simple.2), (false, true));
-        let avro = plugins.iter().find(|p| p.0 == avro::CLASS).unwrap();
-        assert_eq!(
-            (avro.1, avro.2),
-            (true, false),
-            "a converter, as Confluent's"
-        );
+        for class in registry_classes() {
+            let row = plugins.iter().find(|p| p.0 == class).unwrap();
+            assert_eq!(
+                (row.1, row.2),
+                (true, false),
+                "{class}: a converter, as Confluent's"
+            );
+        }
         assert!(plugins
             .iter()
-            .filter(|p| p.0 != header::CLASS && p.0 != avro::CLASS)
+            .filter(|p| p.0 != header::CLASS && !registry_classes().contains(&p.0))
             .all(|p| p.1 && p.2));
     }
 
@@ -169,7 +180,7 @@ mod tests {
     fn builds_converters() {
         let none = BTreeMap::new();
         for (class, is_converter, _) in converter_plugins() {
-            if class == avro::CLASS {
+            if registry_classes().contains(&class) {
                 continue;
             }
             assert_eq!(
@@ -210,6 +221,17 @@ mod tests {
         );
         assert!(new_converter("AvroConverter", &cfg, true).is_ok());
         assert!(new_header_converter("AvroConverter", &cfg).is_err());
+        // So does ProtobufConverter, by its alias too; a build without the feature has no such class.
+        let protobuf = new_converter("ProtobufConverter", &cfg, false);
+        if cfg!(feature = "protobuf") {
+            assert!(protobuf.is_ok());
+            assert!(new_header_converter("ProtobufConverter", &cfg).is_err());
+        } else {
+            assert_eq!(
+                protobuf.err().map(|e| e.0).unwrap_or_default(),
+                "Class ProtobufConverter could not be found."
+            );
+        }
     }
 
     #[test]

@@ -175,7 +175,9 @@ mod tests {
             let e = parsed.err().unwrap_or_default();
             assert!(e.contains("Cargo feature 'protobuf'"), "{e}");
         }
-        let e = ParsedSchema::parse("XML", text, &[]).err().unwrap_or_default();
+        let e = ParsedSchema::parse("XML", text, &[])
+            .err()
+            .unwrap_or_default();
         assert!(e.contains("not supported by this registry"), "{e}");
     }
 }
