@@ -200,3 +200,59 @@ pub fn json_schema() -> ConfigDef {
             "Whether struct schemas allow additional properties (false is refused).",
         ))
 }
+
+/// Confluent's `ProtobufConverterConfig`: the registry keys AvroConverter has, and Protobuf's own.
+#[cfg(feature = "protobuf")]
+pub fn protobuf() -> ConfigDef {
+    let boolean = |name: &str, default: &str, doc: &str| {
+        ConfigKey::new(
+            name,
+            ConfigType::Boolean,
+            value(default),
+            Importance::Medium,
+            doc,
+        )
+    };
+    let refused = " (not supported yet: true is refused)";
+    avro()
+        .define(boolean(
+            "enhanced.protobuf.schema.support",
+            "false",
+            &format!("Enable enhanced schema support to preserve package information{refused}."),
+        ))
+        .define(boolean(
+            "generate.index.for.unions",
+            "true",
+            "Whether to suffix a oneof's field name with its index (<oneof>_<index>).",
+        ))
+        .define(boolean(
+            "scrub.invalid.names",
+            "false",
+            &format!("Whether to scrub invalid names{refused}."),
+        ))
+        .define(boolean(
+            "optional.for.nullables",
+            "false",
+            "Whether optional Connect fields are written as proto3 optional fields.",
+        ))
+        .define(boolean(
+            "wrapper.for.nullables",
+            "false",
+            &format!("Whether optional Connect fields are written as wrapper types{refused}."),
+        ))
+        .define(boolean(
+            "wrapper.for.raw.primitives",
+            "true",
+            "Whether google.protobuf wrapper types are read as optional primitives.",
+        ))
+        .define(boolean(
+            "int.for.enums",
+            "false",
+            &format!("Whether enums are read as INT32{refused}."),
+        ))
+        .define(boolean(
+            "generate.struct.for.nulls",
+            "false",
+            &format!("Whether null values are written as structs{refused}."),
+        ))
+}

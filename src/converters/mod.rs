@@ -15,6 +15,8 @@ pub mod header;
 pub mod json;
 pub mod jsonschema;
 pub mod number;
+#[cfg(feature = "protobuf")]
+pub mod protobuf;
 pub mod registry;
 pub mod string;
 

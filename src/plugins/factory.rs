@@ -73,7 +73,12 @@ mod tests {
     use crate::converters::{avro, bytes, header, json, jsonschema, number, string};
 
     /// The converters that need a Schema Registry (a URL to be built, and no header converters).
-    const REGISTRY: &[&str] = &[avro::CLASS, jsonschema::CLASS];
+    const REGISTRY: &[&str] = &[
+        avro::CLASS,
+        jsonschema::CLASS,
+        #[cfg(feature = "protobuf")]
+        crate::converters::protobuf::CLASS,
+    ];
     use crate::data::{Schema, SchemaType, Value};
     use crate::plugins;
 
@@ -150,7 +155,7 @@ mod tests {
     #[test]
     fn plugin_list() {
         let plugins = converter_plugins();
-        assert_eq!(plugins.len(), 12);
+        assert_eq!(plugins.len(), 10 + REGISTRY.len());
         assert!(crate::plugins::of_kind(PluginKind::Converter)
             .iter()
             .chain(&crate::plugins::of_kind(PluginKind::HeaderConverter))
@@ -217,6 +222,17 @@ mod tests {
         for class in ["AvroConverter", "JsonSchemaConverter"] {
             assert!(new_converter(class, &cfg, true).is_ok(), "{class}");
             assert!(new_header_converter(class, &cfg).is_err(), "{class}");
+        }
+        // So does ProtobufConverter, by its alias too; a build without the feature has no such class.
+        let protobuf = new_converter("ProtobufConverter", &cfg, false);
+        if cfg!(feature = "protobuf") {
+            assert!(protobuf.is_ok());
+            assert!(new_header_converter("ProtobufConverter", &cfg).is_err());
+        } else {
+            assert_eq!(
+                protobuf.err().map(|e| e.0).unwrap_or_default(),
+                "Class ProtobufConverter could not be found."
+            );
         }
     }
 

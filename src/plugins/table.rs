@@ -264,6 +264,20 @@ fn registry_converters() -> Vec<PluginDesc> {
                 },
             },
         },
+        #[cfg(feature = "protobuf")]
+        PluginDesc {
+            class: crate::converters::protobuf::CLASS,
+            kind: PluginKind::Converter,
+            version: KAFKA_VERSION,
+            factory: Factory::Converter {
+                def: defs::protobuf,
+                make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
+                    Ok(Arc::new(
+                        crate::converters::protobuf::ProtobufConverter::from_config(c)?,
+                    ))
+                },
+            },
+        },
     ]
 }
 

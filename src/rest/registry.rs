@@ -203,10 +203,33 @@ async fn one_version(store: &Store, req: &Request<'_>, subject: &str, v: &str) -
             .await?;
         return Ok(Reply::json(200, &deleted));
     }
-    let found = store
+    let mut found = store
         .registry_version(subject.to_string(), wanted, flag(req, "deleted"))
         .await?;
+    in_format(store, req, &mut found.schema).await?;
     Ok(Reply::json(200, &version_json(&found)))
+}
+
+/// The schema's text in the `format` the request asks for, when its type has that format (Protobuf's
+/// `serialized`: its `FileDescriptorProto` in base64); as stored otherwise.
+async fn in_format(store: &Store, req: &Request<'_>, schema: &mut StoredSchema) -> Result<()> {
+    let Some(format) = query(req, "format").filter(|f| !f.is_empty()) else {
+        return Ok(());
+    };
+    let fetched = fetch_references(store, &schema.references).await?;
+    let resolve = |s: &str, v: i32| fetched.get(&(s.to_string(), v)).cloned();
+    let parsed = parse_schema(
+        &schema.schema_type,
+        &schema.schema,
+        &schema.references,
+        &resolve,
+        0,
+    )
+    .map_err(invalid_schema)?;
+    if let Some(text) = parsed.formatted(format) {
+        schema.schema = text;
+    }
+    Ok(())
 }
 
 async fn version_schema(store: &Store, req: &Request<'_>, subject: &str, v: &str) -> Result {
@@ -233,7 +256,8 @@ async fn by_id(store: &Store, req: &Request<'_>, id: &str, rest: &[&str]) -> Res
         .map_err(|_| Reply::from(RegistryError::schema_not_found(id)))?;
     match rest {
         [] | ["schema"] => {
-            let schema = store.registry_schema(id).await?;
+            let mut schema = store.registry_schema(id).await?;
+            in_format(store, req, &mut schema).await?;
             if let Some(subject) = query(req, "subject").filter(|s| !s.is_empty()) {
                 let uses = store.registry_id_versions(id, true).await?;
                 if !uses.iter().any(|(s, _)| s == subject) {
@@ -320,10 +344,7 @@ async fn prepare(store: &Store, req: &Request<'_>) -> Result<(Registration, Pars
         .unwrap_or_else(|| "AVRO".into())
         .to_ascii_uppercase();
     if !SCHEMA_TYPES.contains(&schema_type.as_str()) {
-        return Err(invalid_schema(format!(
-            "schema type {schema_type} is not supported by this registry (it checks {})",
-            SCHEMA_TYPES.join(", ")
-        )));
+        return Err(invalid_schema(kinds::unsupported_type(&schema_type)));
     }
     let fetched = fetch_references(store, &body.references).await?;
     let resolve = |s: &str, v: i32| fetched.get(&(s.to_string(), v)).cloned();

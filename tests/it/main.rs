@@ -45,6 +45,8 @@ mod schema_ids;
 mod schema_registry;
 mod schema_registry_avro;
 mod schema_registry_json;
+#[cfg(feature = "protobuf")]
+mod schema_registry_protobuf;
 mod security;
 mod spooldir;
 mod task_cap;

@@ -149,7 +149,7 @@ impl JsonConverter {
         })
     }
 
-    #[cfg(test)]
+    #[cfg(any(test, feature = "protobuf"))]
     /// Kafka's `asJsonSchema`: the schema as JSON text (`{"type":"int32","optional":false}`).
     pub fn schema_to_json(&self, schema: &Schema) -> Result<String, DataError> {
         let mut out = String::new();

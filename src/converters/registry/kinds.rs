@@ -5,9 +5,34 @@
 use super::Level;
 use crate::converters::avro::{compat as avro_compat, json as avro_json, AvroSchema};
 use crate::converters::jsonschema::{compat as json_compat, JsonSchema};
+#[cfg(feature = "protobuf")]
+use crate::converters::protobuf::{compat as protobuf_compat, ProtoSchema};
 
 /// The schema types this registry parses and checks, as `GET /schemas/types` lists them.
-pub const SCHEMA_TYPES: &[&str] = &["AVRO", "JSON"];
+pub const SCHEMA_TYPES: &[&str] = &[
+    "AVRO",
+    "JSON",
+    #[cfg(feature = "protobuf")]
+    "PROTOBUF",
+];
+
+/// Why a schema type is refused: not one this registry checks, or one whose Cargo feature this build
+/// was made without.
+pub fn unsupported_type(schema_type: &str) -> String {
+    let feature = match schema_type {
+        "PROTOBUF" if !cfg!(feature = "protobuf") => Some("protobuf"),
+        _ => None,
+    };
+    match feature {
+        Some(f) => format!(
+            "schema type {schema_type} is not in this build: it was built without the Cargo feature '{f}'"
+        ),
+        None => format!(
+            "schema type {schema_type} is not supported by this registry (it checks {})",
+            SCHEMA_TYPES.join(", ")
+        ),
+    }
+}
 
 /// A schema parsed by its type.
 #[derive(Clone, Debug)]
@@ -16,6 +41,9 @@ pub enum ParsedSchema {
     Avro(AvroSchema),
     /// A JSON Schema.
     Json(JsonSchema),
+    /// A Protobuf schema.
+    #[cfg(feature = "protobuf")]
+    Protobuf(ProtoSchema),
 }
 
 /// A schema a reference names: the reference's name (an Avro type name's schema, a Protobuf import
@@ -57,10 +85,18 @@ impl ParsedSchema {
                     .collect();
                 JsonSchema::parse_with(text, &known).map(ParsedSchema::Json)
             }
-            other => Err(format!(
-                "schema type {other} is not supported by this registry (it checks {})",
-                SCHEMA_TYPES.join(", ")
-            )),
+            #[cfg(feature = "protobuf")]
+            "PROTOBUF" => {
+                let mut files = std::collections::BTreeMap::new();
+                for r in refs {
+                    if let ParsedSchema::Protobuf(p) = &r.parsed {
+                        files.extend(p.sources.clone());
+                    }
+                    files.insert(r.name.clone(), r.text.clone());
+                }
+                ProtoSchema::parse(text, files).map(ParsedSchema::Protobuf)
+            }
+            other => Err(unsupported_type(other)),
         }
     }
 
@@ -68,7 +104,7 @@ impl ParsedSchema {
     pub fn as_avro(&self) -> Option<&AvroSchema> {
         match self {
             ParsedSchema::Avro(a) => Some(a),
-            ParsedSchema::Json(_) => None,
+            _ => None,
         }
     }
 
@@ -76,7 +112,16 @@ impl ParsedSchema {
     pub fn as_json(&self) -> Option<&JsonSchema> {
         match self {
             ParsedSchema::Json(j) => Some(j),
-            ParsedSchema::Avro(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The Protobuf schema, when this is one.
+    #[cfg(feature = "protobuf")]
+    pub fn as_protobuf(&self) -> Option<&ProtoSchema> {
+        match self {
+            ParsedSchema::Protobuf(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -85,6 +130,8 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(_) => "AVRO",
             ParsedSchema::Json(_) => "JSON",
+            #[cfg(feature = "protobuf")]
+            ParsedSchema::Protobuf(_) => "PROTOBUF",
         }
     }
 
@@ -100,6 +147,8 @@ impl ParsedSchema {
             ParsedSchema::Json(_) => {
                 serde_json::from_slice(payload).map_err(|e| format!("The payload is not JSON: {e}"))
             }
+            #[cfg(feature = "protobuf")]
+            ParsedSchema::Protobuf(p) => p.payload_to_json(payload),
         }
     }
 
@@ -112,6 +161,18 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(a) => avro_json::from_json(a, json).map_err(|e| e.to_string()),
             ParsedSchema::Json(_) => serde_json::to_vec(json).map_err(|e| e.to_string()),
+            #[cfg(feature = "protobuf")]
+            ParsedSchema::Protobuf(p) => p.json_to_payload(json),
+        }
+    }
+
+    /// The schema's text in a registry `format` (`GET …?format=`), when its type has that format:
+    /// `serialized` gives a Protobuf schema's `FileDescriptorProto` in base64.
+    pub fn formatted(&self, format: &str) -> Option<String> {
+        match (self, format) {
+            #[cfg(feature = "protobuf")]
+            (ParsedSchema::Protobuf(p), "serialized") => Some(p.serialized()),
+            _ => None,
         }
     }
 
@@ -121,6 +182,8 @@ impl ParsedSchema {
         match self {
             ParsedSchema::Avro(a) => a.canonical(),
             ParsedSchema::Json(j) => j.canonical(),
+            #[cfg(feature = "protobuf")]
+            ParsedSchema::Protobuf(p) => p.canonical(),
         }
     }
 }
@@ -143,5 +206,36 @@ pub fn check(level: Level, new: &ParsedSchema, previous: &[ParsedSchema]) -> Vec
                 .collect();
             json_compat::check(level, new, &same)
         }
+        #[cfg(feature = "protobuf")]
+        ParsedSchema::Protobuf(new) => {
+            let same: Vec<ProtoSchema> = previous
+                .iter()
+                .filter_map(|p| p.as_protobuf().cloned())
+                .collect();
+            protobuf_compat::check(level, new, &same)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protobuf_is_listed_or_refused_naming_the_missing_feature() {
+        let text = "syntax = \"proto3\";\nmessage A { int32 x = 1; }";
+        let parsed = ParsedSchema::parse("PROTOBUF", text, &[]);
+        if cfg!(feature = "protobuf") {
+            assert!(SCHEMA_TYPES.contains(&"PROTOBUF"));
+            assert_eq!(parsed.map(|p| p.schema_type()).ok(), Some("PROTOBUF"));
+        } else {
+            assert!(!SCHEMA_TYPES.contains(&"PROTOBUF"));
+            let e = parsed.err().unwrap_or_default();
+            assert!(e.contains("Cargo feature 'protobuf'"), "{e}");
+        }
+        let e = ParsedSchema::parse("XML", text, &[])
+            .err()
+            .unwrap_or_default();
+        assert!(e.contains("not supported by this registry"), "{e}");
     }
 }
