@@ -12,6 +12,7 @@ use super::connect::{to_connect, to_json_schema};
 use super::schema::JsonSchema;
 use super::value;
 use crate::converters::registry::client::config_error;
+use crate::converters::registry::client::{bounded_insert, cached};
 use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
@@ -42,17 +43,8 @@ fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError
             return Err(unsupported(key, config.get(key).map_or("", String::as_str)));
         }
     }
-    if let Some(key) = config
-        .keys()
-        .find(|k| k.starts_with("schema.registry.ssl."))
-    {
-        return Err(unsupported(key, "[hidden]"));
-    }
     Ok(())
 }
-
-/// How deep references may nest.
-const MAX_REFERENCE_DEPTH: usize = 8;
 
 /// A schema read by ID: the writer's JSON Schema and the Connect schema made of it.
 type ReadSchema = Arc<SchemaRef>;
@@ -103,13 +95,8 @@ impl JsonSchemaConverter {
     }
 
     fn schema_by_id(&self, id: u32) -> Result<ReadSchema, DataError> {
-        if let Some(s) = self
-            .schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            return Ok(s.clone());
+        if let Some(s) = cached(&self.schemas, &id) {
+            return Ok(s);
         }
         let fetched = self.registry.schema_by_id(id)?;
         if fetched.schema_type != "JSON" {
@@ -118,56 +105,27 @@ impl JsonSchemaConverter {
                 fetched.schema_type
             )));
         }
-        let refs = self.referenced(&fetched.references, 0)?;
+        let mut refs = Vec::new();
+        for (name, r) in self.registry.referenced(&fetched.references)? {
+            let doc: Json = serde_json::from_str(&r.schema).map_err(|_| {
+                DataError::new(format!("The reference {name} is not a JSON document"))
+            })?;
+            refs.push((name, Arc::new(doc)));
+        }
         let parsed = JsonSchema::parse_with(&fetched.schema, &refs)
             .map_err(|e| DataError::new(format!("The schema with ID {id} is invalid: {e}")))?;
         let read = Arc::new(to_connect(&parsed)?);
-        self.schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, read.clone());
+        bounded_insert(
+            &self.schemas,
+            id,
+            read.clone(),
+            self.registry.config.cache_size,
+        );
         Ok(read)
     }
 }
 
-impl JsonSchemaConverter {
-    /// The documents a schema's references name (`{"name", "subject", "version"}`), fetched from the
-    /// registry, with the ones they reference in turn.
-    fn referenced(
-        &self,
-        references: &[Json],
-        depth: usize,
-    ) -> Result<Vec<(String, Arc<Json>)>, DataError> {
-        if depth > MAX_REFERENCE_DEPTH {
-            return Err(DataError::new("The schema's references nest too deep"));
-        }
-        let mut out = Vec::with_capacity(references.len());
-        for r in references {
-            let (Some(name), Some(subject), Some(version)) = (
-                r["name"].as_str(),
-                r["subject"].as_str(),
-                r["version"].as_i64(),
-            ) else {
-                return Err(DataError::new(format!("An invalid reference: {r}")));
-            };
-            let subject =
-                percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
-            let path = format!("/subjects/{subject}/versions/{version}");
-            let answer = self.registry.request(reqwest::Method::GET, &path, None)?;
-            let doc: Json = answer["schema"]
-                .as_str()
-                .and_then(|text| serde_json::from_str(text).ok())
-                .ok_or_else(|| {
-                    DataError::new(format!("The reference {name} is not a JSON document"))
-                })?;
-            out.push((name.to_string(), Arc::new(doc)));
-            if let Some(nested) = answer["references"].as_array() {
-                out.extend(self.referenced(nested, depth + 1)?);
-            }
-        }
-        Ok(out)
-    }
-}
+impl JsonSchemaConverter {}
 
 impl Converter for JsonSchemaConverter {
     fn from_connect(

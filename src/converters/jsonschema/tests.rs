@@ -310,7 +310,7 @@ fn the_converter_refuses_what_it_does_not_do_naming_the_key() {
         ("use.latest.version", "true"),
         ("json.oneof.for.nullables", "false"),
         ("object.additional.properties", "false"),
-        ("schema.registry.ssl.truststore.location", "/x"),
+        ("schema.registry.ssl.truststore.type", "JKS"),
     ] {
         let e = base(k, v).unwrap_err();
         assert!(e.0.contains(k), "{k}: {e}");

@@ -10,21 +10,18 @@ use std::sync::{Arc, Mutex};
 
 use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor};
-use serde_json::Value as Json;
 
 use super::connect::{from_connect, message_schema, to_connect, ReadOptions};
 use super::schema::ProtoSchema;
 use super::text::ToProto;
 use crate::converters::registry::client::config_error;
+use crate::converters::registry::client::{bounded_insert, cached};
 use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 
 /// Confluent's class name.
 pub const CLASS: &str = "io.confluent.connect.protobuf.ProtobufConverter";
-
-/// How deep references may nest when a schema is read.
-const MAX_REFERENCE_DEPTH: usize = 16;
 
 /// Refuses the settings whose behaviour this converter does not have, naming the key.
 fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError> {
@@ -44,16 +41,6 @@ fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError
                 "This ProtobufConverter does not support this setting yet",
             ));
         }
-    }
-    if let Some(key) = config
-        .keys()
-        .find(|k| k.starts_with("schema.registry.ssl."))
-    {
-        return Err(config_error(
-            key,
-            "[hidden]",
-            "This ProtobufConverter does not support this setting yet",
-        ));
     }
     Ok(())
 }
@@ -180,46 +167,9 @@ impl ProtobufConverter {
     }
 
     /// The files a schema's references name (their own references too), by import path.
-    fn reference_files(
-        &self,
-        refs: &[Json],
-        files: &mut BTreeMap<String, String>,
-        depth: usize,
-    ) -> Result<(), DataError> {
-        if depth > MAX_REFERENCE_DEPTH {
-            return Err(DataError::new("references nest too deep"));
-        }
-        for r in refs {
-            let (Some(name), Some(subject), Some(version)) = (
-                r["name"].as_str(),
-                r["subject"].as_str(),
-                r["version"].as_i64(),
-            ) else {
-                return Err(DataError::new(format!("an invalid reference: {r}")));
-            };
-            if files.contains_key(name) {
-                continue;
-            }
-            let encoded =
-                percent_encoding::utf8_percent_encode(subject, percent_encoding::NON_ALPHANUMERIC);
-            let path = format!("/subjects/{encoded}/versions/{version}");
-            let answer = self.registry.request(reqwest::Method::GET, &path, None)?;
-            let text = answer["schema"].as_str().unwrap_or_default().to_string();
-            files.insert(name.to_string(), text);
-            let nested = answer["references"].as_array().cloned().unwrap_or_default();
-            self.reference_files(&nested, files, depth + 1)?;
-        }
-        Ok(())
-    }
-
     fn schema_by_id(&self, id: u32) -> Result<Arc<ProtoSchema>, DataError> {
-        if let Some(s) = self
-            .schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&id)
-        {
-            return Ok(s.clone());
+        if let Some(s) = cached(&self.schemas, &id) {
+            return Ok(s);
         }
         let fetched = self.registry.schema_by_id(id)?;
         if fetched.schema_type != "PROTOBUF" {
@@ -228,36 +178,39 @@ impl ProtobufConverter {
                 fetched.schema_type
             )));
         }
-        let mut files = BTreeMap::new();
-        self.reference_files(&fetched.references, &mut files, 0)?;
+        let files: BTreeMap<String, String> = self
+            .registry
+            .referenced(&fetched.references)?
+            .into_iter()
+            .map(|(name, r)| (name, r.schema))
+            .collect();
         let parsed = ProtoSchema::parse(&fetched.schema, files)
             .map_err(|e| DataError::new(format!("The schema with ID {id} is invalid: {e}")))?;
         let parsed = Arc::new(parsed);
-        self.schemas
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, parsed.clone());
+        bounded_insert(
+            &self.schemas,
+            id,
+            parsed.clone(),
+            self.registry.config.cache_size,
+        );
         Ok(parsed)
     }
 
     fn message(&self, id: u32, indexes: Vec<i32>) -> Result<Read, DataError> {
         let key = (id, indexes);
-        if let Some(m) = self
-            .messages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
-            return Ok(m.clone());
+        if let Some(m) = cached(&self.messages, &key) {
+            return Ok(m);
         }
         let schema = self.schema_by_id(id)?;
         let desc = schema.message_at(&key.1).map_err(DataError::new)?;
         let connect = message_schema(&desc, self.read);
         let read = Arc::new((desc, connect));
-        self.messages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, read.clone());
+        bounded_insert(
+            &self.messages,
+            key,
+            read.clone(),
+            self.registry.config.cache_size,
+        );
         Ok(read)
     }
 }
