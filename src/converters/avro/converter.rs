@@ -14,9 +14,10 @@ use super::compat;
 use super::connect::{to_avro_with, to_connect, AvroOptions};
 use super::schema::{AvroSchema, Node};
 use crate::converters::registry::client::config_error;
+use crate::converters::registry::client::read_framed;
 use crate::converters::registry::client::FetchedSchema;
 use crate::converters::registry::client::{bounded_insert, cached};
-use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
+use crate::converters::registry::{frame, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::project::project;
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
@@ -238,27 +239,16 @@ impl Converter for AvroConverter {
     }
 
     fn to_connect(&self, topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        let Some(data) = data else {
-            return Ok(SchemaAndValue::new(None, Value::Null));
-        };
-        let fail = |why: String| {
-            DataError::new(format!(
-                "Failed to deserialize data for topic {topic} to Avro: {why}"
-            ))
-        };
-        let (id, payload) = unframe(data).map_err(|e| fail(e.0))?;
-        let read = self
-            .schema_by_id(id)
-            .map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        let (avro, connect) = read.as_ref();
-        let mut reader = Reader::new(payload, avro);
-        let value = reader
-            .value(&avro.root, connect)
-            .map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        if !reader.done() {
-            return Err(fail(format!("schema ID {id}: bytes left after the value")));
-        }
-        Ok(SchemaAndValue::new(Some(connect.clone()), value))
+        read_framed(topic, data, "Avro", |id, payload| {
+            let read = self.schema_by_id(id)?;
+            let (avro, connect) = read.as_ref();
+            let mut reader = Reader::new(payload, avro);
+            let value = reader.value(&avro.root, connect)?;
+            if !reader.done() {
+                return Err(DataError::new("bytes left after the value"));
+            }
+            Ok(SchemaAndValue::new(Some(connect.clone()), value))
+        })
     }
 }
 

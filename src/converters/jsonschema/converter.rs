@@ -12,8 +12,8 @@ use super::connect::{to_connect, to_json_schema};
 use super::schema::JsonSchema;
 use super::value;
 use crate::converters::registry::client::config_error;
-use crate::converters::registry::client::{bounded_insert, cached};
-use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
+use crate::converters::registry::client::{bounded_insert, cached, read_framed};
+use crate::converters::registry::{frame, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 
@@ -159,22 +159,12 @@ impl Converter for JsonSchemaConverter {
     }
 
     fn to_connect(&self, topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        let Some(data) = data else {
-            return Ok(SchemaAndValue::new(None, Value::Null));
-        };
-        let fail = |why: String| {
-            DataError::new(format!(
-                "Failed to deserialize data for topic {topic} to JSON: {why}"
-            ))
-        };
-        let (id, payload) = unframe(data).map_err(|e| fail(e.0))?;
-        let read = self
-            .schema_by_id(id)
-            .map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        let connect: &SchemaRef = &read;
-        let json = value::parse(payload).map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        let value = value::to_value(connect, &json, !self.fail_unknown)
-            .map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        Ok(SchemaAndValue::new(Some(connect.clone()), value))
+        read_framed(topic, data, "JSON", |id, payload| {
+            let read = self.schema_by_id(id)?;
+            let connect: &SchemaRef = &read;
+            let json = value::parse(payload)?;
+            let value = value::to_value(connect, &json, !self.fail_unknown)?;
+            Ok(SchemaAndValue::new(Some(connect.clone()), value))
+        })
     }
 }

@@ -15,8 +15,8 @@ use super::connect::{from_connect, message_schema, to_connect, ReadOptions};
 use super::schema::ProtoSchema;
 use super::text::ToProto;
 use crate::converters::registry::client::config_error;
-use crate::converters::registry::client::{bounded_insert, cached};
-use crate::converters::registry::{frame, unframe, RegistryClient, RegistryConfig};
+use crate::converters::registry::client::{bounded_insert, cached, read_framed};
+use crate::converters::registry::{frame, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 
@@ -249,24 +249,14 @@ impl Converter for ProtobufConverter {
     }
 
     fn to_connect(&self, topic: &str, data: Option<&[u8]>) -> Result<SchemaAndValue, DataError> {
-        let Some(data) = data else {
-            return Ok(SchemaAndValue::new(None, Value::Null));
-        };
-        let fail = |why: String| {
-            DataError::new(format!(
-                "Failed to deserialize data for topic {topic} to Protobuf: {why}"
-            ))
-        };
-        let (id, payload) = unframe(data).map_err(|e| fail(e.0))?;
-        let (indexes, body) =
-            read_indexes(payload).map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        let read = self
-            .message(id, indexes)
-            .map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        let (desc, connect) = read.as_ref();
-        let msg = DynamicMessage::decode(desc.clone(), body)
-            .map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        let value = to_connect(&msg, connect).map_err(|e| fail(format!("schema ID {id}: {e}")))?;
-        Ok(SchemaAndValue::new(Some(connect.clone()), value))
+        read_framed(topic, data, "Protobuf", |id, payload| {
+            let (indexes, body) = read_indexes(payload).map_err(DataError::new)?;
+            let read = self.message(id, indexes)?;
+            let (desc, connect) = read.as_ref();
+            let msg = DynamicMessage::decode(desc.clone(), body)
+                .map_err(|e| DataError::new(e.to_string()))?;
+            let value = to_connect(&msg, connect)?;
+            Ok(SchemaAndValue::new(Some(connect.clone()), value))
+        })
     }
 }

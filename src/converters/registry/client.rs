@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value as Json};
 
 use crate::converters::config_bool;
-use crate::data::DataError;
+use crate::data::{DataError, SchemaAndValue, Value};
 
 /// The Schema Registry's media type.
 pub const MEDIA_TYPE: &str = "application/vnd.schemaregistry.v1+json";
@@ -543,6 +543,30 @@ pub fn bounded_insert<K: std::hash::Hash + Eq, V>(
 pub fn frame(id: u32, out: &mut Vec<u8>) {
     out.push(0);
     out.extend_from_slice(&id.to_be_bytes());
+}
+
+/// A registry converter's `to_connect`: null for no data, else the schema ID and payload of a framed
+/// record given to `decode`, its failure (and a record that is not framed) told in Confluent's words,
+/// naming the topic, the format and the ID.
+///
+/// # Errors
+/// `Failed to deserialize data for topic T to FORMAT: …`.
+pub fn read_framed(
+    topic: &str,
+    data: Option<&[u8]>,
+    format: &str,
+    decode: impl FnOnce(u32, &[u8]) -> Result<SchemaAndValue, DataError>,
+) -> Result<SchemaAndValue, DataError> {
+    let Some(data) = data else {
+        return Ok(SchemaAndValue::new(None, Value::Null));
+    };
+    let fail = |why: String| {
+        DataError::new(format!(
+            "Failed to deserialize data for topic {topic} to {format}: {why}"
+        ))
+    };
+    let (id, payload) = unframe(data).map_err(|e| fail(e.0))?;
+    decode(id, payload).map_err(|e| fail(format!("schema ID {id}: {e}")))
 }
 
 /// Splits a framed record into its schema ID and payload.
