@@ -289,12 +289,13 @@ pub trait SinkTask: Send {
         Ok(())
     }
     /// Asked while the task has nothing to put (its topics caught up), so a task whose resource died in
-    /// the meantime (a plugin program's process) fails then rather than at its next record.
+    /// the meantime (a plugin program's process) fails then rather than at its next record. Answers how
+    /// soon to be asked again while still idle (`None`: only when records come).
     ///
     /// # Errors
     /// The task fails with it.
-    fn check_idle(&mut self) -> Result<(), TaskError> {
-        Ok(())
+    fn check_idle(&mut self) -> Result<Option<std::time::Duration>, TaskError> {
+        Ok(None)
     }
 }
 

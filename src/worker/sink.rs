@@ -364,9 +364,11 @@ fn put_loop(
             }
         }
         if delivered == 0 {
-            task.check_idle()
+            let again = task
+                .check_idle()
                 .map_err(|e| StageError::new(TaskStage::Put, e))?;
-            return Ok(Step::Park(idle_wait(rt, *assigned_at)));
+            let wait = idle_wait(rt, *assigned_at);
+            return Ok(Step::Park(again.map_or(wait, |a| a.min(wait))));
         }
     }
 }

@@ -143,11 +143,12 @@ impl SinkTask for ExternalSinkTask {
         }
     }
 
-    fn check_idle(&mut self) -> Result<(), TaskError> {
-        match self.process.as_mut() {
-            Some(p) => p.check_running(),
-            None => Ok(()),
+    /// The program's process is looked at every second while the task is idle.
+    fn check_idle(&mut self) -> Result<Option<std::time::Duration>, TaskError> {
+        if let Some(p) = self.process.as_mut() {
+            p.check_running()?;
         }
+        Ok(Some(std::time::Duration::from_secs(1)))
     }
 
     fn put(&mut self, records: &[SinkRecord]) -> Result<(), TaskError> {
