@@ -55,6 +55,14 @@ pub enum Incoming {
     Wake,
 }
 
+/// An answer to [`PluginProcess::request_quick`]: read the quick way, or as a protocol message.
+pub enum Reply<T> {
+    /// What the quick reading made of the line.
+    Quick(T),
+    /// The answer as a protocol message.
+    Message(Json),
+}
+
 /// A running plugin program.
 pub struct PluginProcess {
     child: Child,
@@ -198,12 +206,36 @@ impl PluginProcess {
         expect: &str,
         serve: &mut dyn FnMut(&Json) -> Result<Json, TaskError>,
     ) -> Result<Json, TaskError> {
+        let no_quick = &mut |_: &[u8]| None::<std::convert::Infallible>;
+        match self.request_quick(message, expect, serve, no_quick)? {
+            Reply::Message(answer) => Ok(answer),
+            Reply::Quick(never) => match never {},
+        }
+    }
+
+    /// As [`PluginProcess::request_serving`], but each line is first offered to `quick`, which may
+    /// read it straight into what the caller wants (without a JSON tree); a line it returns `None`
+    /// for is read as a protocol message as usual.
+    ///
+    /// # Errors
+    /// As [`PluginProcess::request_serving`].
+    pub fn request_quick<T>(
+        &mut self,
+        message: &Json,
+        expect: &str,
+        serve: &mut dyn FnMut(&Json) -> Result<Json, TaskError>,
+        quick: &mut dyn FnMut(&[u8]) -> Option<T>,
+    ) -> Result<Reply<T>, TaskError> {
         self.send(message)?;
         let deadline = Instant::now() + self.timeout;
         loop {
-            let answer = self.receive(deadline, message)?;
+            let line = self.receive(deadline, message)?;
+            if let Some(quick) = quick(&line) {
+                return Ok(Reply::Quick(quick));
+            }
+            let answer = self.parse(&line)?;
             match answer.get("type").and_then(Json::as_str) {
-                Some(t) if t == expect => return Ok(answer),
+                Some(t) if t == expect => return Ok(Reply::Message(answer)),
                 Some("error") => return Err(plugin_error(&answer, || self.tail())),
                 Some(t) if NOTICES.contains(&t) => self.notices.push_back(answer),
                 Some(t) if t.ends_with("_request") => {
@@ -252,12 +284,13 @@ impl PluginProcess {
         self.parse(&line).map(Some)
     }
 
-    fn receive(&mut self, deadline: Instant, request: &Json) -> Result<Json, TaskError> {
-        let line = loop {
+    /// The next line of output, waiting until `deadline` for it.
+    fn receive(&mut self, deadline: Instant, request: &Json) -> Result<Vec<u8>, TaskError> {
+        loop {
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(wait) {
                 Ok(Incoming::Wake) => continue,
-                Ok(incoming) => break self.line_of(incoming)?,
+                Ok(incoming) => return self.line_of(incoming),
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(self.fatal(format!(
                     "The plugin program did not answer {} within {} ms (plugin.request.timeout.ms)",
@@ -269,8 +302,7 @@ impl PluginProcess {
                     return Err(self.fatal("The plugin program has stopped".into()))
                 }
             }
-        };
-        self.parse(&line)
+        }
     }
 
     /// The line `incoming` carries, or the fatal error of its end.
