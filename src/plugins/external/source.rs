@@ -92,7 +92,10 @@ fn last_offsets(records: &[SourceRecord]) -> Vec<Json> {
 }
 
 /// The records of a `records` answer read as a protocol message (taken out of it, not copied).
-fn records_of(answer: &mut Json, converter: &JsonConverter) -> Result<Vec<SourceRecord>, TaskError> {
+fn records_of(
+    answer: &mut Json,
+    converter: &JsonConverter,
+) -> Result<Vec<SourceRecord>, TaskError> {
     let list = answer
         .get_mut("records")
         .and_then(Json::as_array_mut)

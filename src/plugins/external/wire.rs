@@ -338,7 +338,10 @@ mod tests {
         ];
         for r in bad_records {
             let line = serde_json::to_vec(&answer(json!([r]))).unwrap();
-            assert!(quick_records(&line, &c).is_none(), "read the quick way: {r}");
+            assert!(
+                quick_records(&line, &c).is_none(),
+                "read the quick way: {r}"
+            );
         }
         for line in [
             &br#"["records", []]"#[..],
