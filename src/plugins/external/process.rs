@@ -227,6 +227,20 @@ impl PluginProcess {
         quick: &mut dyn FnMut(&[u8]) -> Option<T>,
     ) -> Result<Reply<T>, TaskError> {
         self.send(message)?;
+        self.answer_quick(message, expect, serve, quick)
+    }
+
+    /// Waits for the answer to `message`, already sent, as [`PluginProcess::request_quick`] does.
+    ///
+    /// # Errors
+    /// As [`PluginProcess::request_serving`].
+    pub fn answer_quick<T>(
+        &mut self,
+        message: &Json,
+        expect: &str,
+        serve: &mut dyn FnMut(&Json) -> Result<Json, TaskError>,
+        quick: &mut dyn FnMut(&[u8]) -> Option<T>,
+    ) -> Result<Reply<T>, TaskError> {
         let deadline = Instant::now() + self.timeout;
         loop {
             let line = self.receive(deadline, message)?;

@@ -32,6 +32,10 @@ pub struct ExternalSourceTask {
     polled: VecDeque<(Vec<Json>, usize)>,
     /// The task id, which its stderr lines are logged under.
     id: Option<String>,
+    /// Whether the next `poll` has been sent already (its answer is the next poll's).
+    asked: bool,
+    /// Why sending the next `poll` ahead failed: the next poll's error.
+    ask_failed: Option<TaskError>,
 }
 
 impl ExternalSourceTask {
@@ -43,6 +47,8 @@ impl ExternalSourceTask {
             converter: JsonConverter::default(),
             polled: VecDeque::new(),
             id: None,
+            asked: false,
+            ask_failed: None,
         }
     }
 
@@ -127,11 +133,20 @@ impl SourceTask for ExternalSourceTask {
         Ok(())
     }
 
+    /// A poll whose answer held records is followed at once by the next `poll` request, so that the
+    /// program makes its next batch while the worker converts and stores this one.
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
+        if let Some(failed) = self.ask_failed.take() {
+            return Err(failed);
+        }
+        let poll = json!({"type": "poll"});
         let converter = &self.converter;
         let process = running(&mut self.process)?;
-        let reply = process.request_quick(
-            &json!({"type": "poll"}),
+        if !std::mem::take(&mut self.asked) {
+            process.send(&poll)?;
+        }
+        let reply = process.answer_quick(
+            &poll,
             "records",
             &mut |r| offsets_answer(r, context),
             &mut |line| quick_records(line, converter),
@@ -146,6 +161,11 @@ impl SourceTask for ExternalSourceTask {
         if !records.is_empty() {
             self.polled
                 .push_back((last_offsets(&records), records.len()));
+            // A failure to ask is the next poll's error: these records are still handed over.
+            match running(&mut self.process)?.send(&poll) {
+                Ok(()) => self.asked = true,
+                Err(e) => self.ask_failed = Some(e),
+            }
         }
         if records.is_empty() {
             context.idle(idle_ms.map_or(DEFAULT_IDLE, Duration::from_millis));
