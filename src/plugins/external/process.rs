@@ -82,9 +82,11 @@ pub struct PluginProcess {
 }
 
 fn read_lines(stdout: impl Read, tx: mpsc::Sender<Incoming>) {
-    let mut reader = BufReader::new(stdout);
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    // Each line's buffer starts as large as the last line (a source's batches are much alike).
+    let mut last = 0;
     loop {
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(last);
         let read = (&mut reader)
             .take(MAX_MESSAGE_BYTES + 1)
             .read_until(b'\n', &mut buf);
@@ -95,7 +97,10 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Incoming>) {
                     "The plugin program wrote a message longer than {MAX_MESSAGE_BYTES} bytes"
                 )))
             }
-            Ok(_) => Incoming::Line(buf),
+            Ok(_) => {
+                last = buf.len().min(MAX_MESSAGE_BYTES as usize);
+                Incoming::Line(buf)
+            }
             Err(e) => Incoming::End(Some(format!(
                 "Could not read the plugin program's output: {e}"
             ))),

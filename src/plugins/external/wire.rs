@@ -5,13 +5,15 @@
 
 use std::fmt;
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map as JsonMap, Value as Json};
 
 use super::data::data_from_parts;
 use crate::converters::json::JsonConverter;
-use crate::data::SchemaAndValue;
+use crate::data::values::from_json as schemaless;
+use crate::data::{SchemaAndValue, Value};
 use crate::record::{ConnectRecord, Header, SourceRecord};
 
 /// A `records` answer read the quick way: its records and its `idle_ms`.
@@ -58,6 +60,8 @@ struct Parts {
     bytes: Option<Json>,
     schema: Option<Json>,
     payload: Option<Json>,
+    /// The payload, when it came after a null schema, as Connect data.
+    schemaless: Option<Value>,
 }
 
 impl Parts {
@@ -66,6 +70,9 @@ impl Parts {
         let Some(p) = parts else {
             return Some(SchemaAndValue::null());
         };
+        if let (None, Some(Json::Null), Some(value)) = (&p.bytes, &p.schema, p.schemaless) {
+            return Some(SchemaAndValue::new(None, value));
+        }
         data_from_parts(
             p.bytes.as_ref(),
             p.schema.as_ref(),
@@ -109,7 +116,16 @@ impl<'de> Visitor<'de> for PartsVisitor {
             let slot = match field {
                 PartField::Bytes => &mut p.bytes,
                 PartField::Schema => &mut p.schema,
-                PartField::Payload => &mut p.payload,
+                // A payload after a null schema is schemaless: read straight into Connect data.
+                PartField::Payload if matches!(p.schema, Some(Json::Null)) => {
+                    p.schemaless = Some(map.next_value::<Schemaless>()?.0);
+                    p.payload = None;
+                    continue;
+                }
+                PartField::Payload => {
+                    p.schemaless = None;
+                    &mut p.payload
+                }
                 PartField::Other => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -118,6 +134,57 @@ impl<'de> Visitor<'de> for PartsVisitor {
             *slot = Some(map.next_value()?);
         }
         Ok(p)
+    }
+}
+
+/// A schemaless payload read straight into Connect data, as [`schemaless`] reads its JSON tree.
+struct Schemaless(Value);
+
+impl<'de> Deserialize<'de> for Schemaless {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SchemalessVisitor).map(Schemaless)
+    }
+}
+
+struct SchemalessVisitor;
+
+impl<'de> Visitor<'de> for SchemalessVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Boolean(b))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Int64(n))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Value, E> {
+        Ok(i64::try_from(n).map_or(Value::Float64(n as f64), Value::Int64))
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<Value, E> {
+        Ok(Value::Float64(n))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(Schemaless(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    /// An object goes through a JSON object, whose rules for a key given twice it keeps.
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        Json::deserialize(MapAccessDeserializer::new(map)).map(|j| schemaless(&j))
     }
 }
 
@@ -310,6 +377,16 @@ mod tests {
             let quick = quick_records(&line, &c).unwrap_or_else(|| panic!("not quick: {a}"));
             assert_eq!(Ok(quick.records), general(&a, &c), "{a}");
         }
+        // Members given twice: the last counts, whichever way the line is read.
+        let twice = br#"{"type": "records", "records": [{"topic": "t", "value": {"schema": null,
+            "payload": [1, {"a": 1, "a": 2}], "payload": "x", "schema": {"type": "string"}},
+            "key": {"schema": null, "payload": 1, "schema": null}}]}"#;
+        let general_twice = general(&serde_json::from_slice(twice).unwrap(), &c);
+        let quick = quick_records(twice, &c).map(|q| q.records);
+        assert_eq!(
+            quick.map_or_else(|| general_twice.clone(), Ok),
+            general_twice
+        );
         let idle = br#" {"type": "records", "records": [], "idle_ms": 250}"#;
         assert_eq!(quick_records(idle, &c).unwrap().idle_ms, Some(250));
     }
