@@ -98,15 +98,26 @@ impl Data {
         }
     }
 
-    fn to_json(&self) -> Value {
-        match self {
-            Data::Null => Value::Null,
-            Data::Schemaless(v) => json!({"schema": null, "payload": v}),
-            Data::WithSchema { schema, payload } => json!({"schema": schema, "payload": payload}),
-            Data::Bytes(b) => {
-                json!({"bytes": base64::engine::general_purpose::STANDARD.encode(b)})
+    /// Writes its protocol form: `null`, JsonConverter's envelope or `{"bytes": "<base64>"}`.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        let (schema, payload) = match self {
+            Data::Null => {
+                out.extend_from_slice(b"null");
+                return Ok(());
             }
-        }
+            Data::Bytes(b) => {
+                let text = base64::engine::general_purpose::STANDARD.encode(b);
+                return serde_json::to_writer(out, &json!({"bytes": text}));
+            }
+            Data::Schemaless(v) => (None, v),
+            Data::WithSchema { schema, payload } => (Some(schema), payload),
+        };
+        out.extend_from_slice(b"{\"schema\":");
+        serde_json::to_writer(&mut *out, &schema)?;
+        out.extend_from_slice(b",\"payload\":");
+        serde_json::to_writer(&mut *out, payload)?;
+        out.push(b'}');
+        Ok(())
     }
 
     fn from_json(j: Option<&Value>) -> Data {
@@ -169,27 +180,41 @@ impl Record {
         }
     }
 
-    fn to_json(&self) -> Value {
-        let mut out = json!({
-            "topic": self.topic, "partition": self.partition, "key": self.key.to_json(),
-            "value": self.value.to_json(), "timestamp": self.timestamp,
-        });
+    /// Writes its protocol form (headers only when it has some, the source parts only when given),
+    /// straight from the record: no JSON tree is built for it.
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"topic\":");
+        serde_json::to_writer(&mut *out, &self.topic)?;
+        out.extend_from_slice(b",\"partition\":");
+        serde_json::to_writer(&mut *out, &self.partition)?;
+        out.extend_from_slice(b",\"key\":");
+        self.key.write_json(out)?;
+        out.extend_from_slice(b",\"value\":");
+        self.value.write_json(out)?;
+        out.extend_from_slice(b",\"timestamp\":");
+        serde_json::to_writer(&mut *out, &self.timestamp)?;
         if !self.headers.is_empty() {
-            out["headers"] = self
-                .headers
-                .iter()
-                .map(|(k, v)| json!({"key": k, "value": v.to_json()}))
-                .collect();
+            out.extend_from_slice(b",\"headers\":[");
+            for (i, (k, v)) in self.headers.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"{\"key\":" } else { b",{\"key\":" });
+                serde_json::to_writer(&mut *out, k)?;
+                out.extend_from_slice(b",\"value\":");
+                v.write_json(out)?;
+                out.push(b'}');
+            }
+            out.push(b']');
         }
         for (k, v) in [
-            ("source_partition", &self.source_partition),
-            ("source_offset", &self.source_offset),
+            (&b",\"source_partition\":"[..], &self.source_partition),
+            (b",\"source_offset\":", &self.source_offset),
         ] {
             if let Some(v) = v {
-                out[k] = v.clone();
+                out.extend_from_slice(k);
+                serde_json::to_writer(&mut *out, v)?;
             }
         }
-        out
+        out.push(b'}');
+        Ok(())
     }
 
     fn from_json(j: &Value) -> Record {
@@ -450,7 +475,38 @@ type Output = Arc<Mutex<Box<dyn Write + Send>>>;
 
 /// Writes one message as a line to `output`.
 fn write_to(output: &Output, message: &Value) -> Result<()> {
-    let mut line = serde_json::to_vec(message).map_err(|e| Error::Fatal(e.to_string()))?;
+    let line = serde_json::to_vec(message).map_err(|e| Error::Fatal(e.to_string()))?;
+    write_line(output, line)
+}
+
+/// A message in JSON: `head` (its start, up to the last member's name), what `last` writes as that
+/// member's value, and the closing brace. Records are written this way, straight from the records.
+fn message_ending_with(
+    head: &str,
+    last: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> Result<Vec<u8>> {
+    let mut out = head.as_bytes().to_vec();
+    last(&mut out).map_err(|e| Error::Fatal(e.to_string()))?;
+    out.push(b'}');
+    Ok(out)
+}
+
+/// Writes `records` as a JSON array.
+fn write_records(out: &mut Vec<u8>, records: &[Record]) -> serde_json::Result<()> {
+    out.reserve(96 * records.len());
+    out.push(b'[');
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        r.write_json(out)?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
+/// Writes one message, already in JSON, as a line to `output`: one write and one flush.
+fn write_line(output: &Output, mut line: Vec<u8>) -> Result<()> {
     line.push(b'\n');
     let mut out = output
         .lock()
@@ -479,6 +535,10 @@ impl Channel {
 
     fn write(&mut self, message: &Value) -> Result<()> {
         write_to(&self.output, message)
+    }
+
+    fn write_line(&mut self, line: Vec<u8>) -> Result<()> {
+        write_line(&self.output, line)
     }
 }
 
@@ -715,12 +775,13 @@ fn serve_source(ch: &mut Channel, task: &mut dyn SourceTask) -> Result<()> {
             }
             Some("poll") => {
                 let records = task.poll(&mut ctx)?;
-                let list: Vec<Value> = records.iter().map(Record::to_json).collect();
-                let mut answer = json!({"type": "records", "records": list});
-                if let (true, Some(ms)) = (records.is_empty(), ctx.idle_ms) {
-                    answer["idle_ms"] = json!(ms);
-                }
-                Ok(Some(answer))
+                let head = match (records.is_empty(), ctx.idle_ms) {
+                    (true, Some(ms)) => format!(r#"{{"type":"records","idle_ms":{ms},"records":"#),
+                    _ => r#"{"type":"records","records":"#.to_string(),
+                };
+                let answer = message_ending_with(&head, |out| write_records(out, &records))?;
+                ctx.channel.write_line(answer)?;
+                Ok(None)
             }
             Some("commit") => {
                 let offsets: Vec<(Value, Value)> = msg["offsets"]
@@ -777,7 +838,7 @@ fn serve_sink(ch: &mut Channel, task: &mut dyn SinkTask) -> Result<()> {
 }
 
 fn serve_transformation(ch: &mut Channel, t: &mut dyn Transformation) -> Result<()> {
-    serve_loop(ch, |_, msg| match msg["type"].as_str() {
+    serve_loop(ch, |ch, msg| match msg["type"].as_str() {
         Some("config_def") => {
             let keys: Vec<Value> = t.config_def().iter().map(ConfigKey::to_json).collect();
             Ok(Some(json!({"type": "config_def", "keys": keys})))
@@ -788,9 +849,13 @@ fn serve_transformation(ch: &mut Channel, t: &mut dyn Transformation) -> Result<
         }
         Some("transform") => {
             let out = t.apply(Record::from_json(&msg["record"]))?;
-            Ok(Some(
-                json!({"type": "transformed", "record": out.as_ref().map(Record::to_json)}),
-            ))
+            let answer =
+                message_ending_with(r#"{"type":"transformed","record":"#, |o| match &out {
+                    Some(r) => r.write_json(o),
+                    None => serde_json::to_writer(o, &Value::Null),
+                })?;
+            ch.write_line(answer)?;
+            Ok(None)
         }
         _ => unknown(msg),
     })

@@ -189,3 +189,47 @@ fn an_unknown_role_or_version_is_an_error() {
     );
     assert_eq!(out[1]["message"], "this plugin has no sink_task");
 }
+
+#[test]
+fn records_are_written_as_the_protocol_reads_them() {
+    let r = Record {
+        topic: "t\"\n".into(),
+        partition: Some(3),
+        key: Data::Bytes(vec![0, 1]),
+        value: Data::WithSchema {
+            schema: json!({"type": "string", "optional": false}),
+            payload: json!("é"),
+        },
+        headers: vec![
+            ("h".into(), Data::schemaless(json!({"a": [1]}))),
+            ("n".into(), Data::Null),
+        ],
+        timestamp: Some(5),
+        source_partition: Some(json!({"p": 1})),
+        source_offset: None,
+        offset: None,
+    };
+    let bare = Record::source("u", Data::Null, json!({}), json!({"n": 1}));
+    let line = message_ending_with(r#"{"type":"records","records":"#, |out| {
+        write_records(out, &[r.clone(), bare])
+    })
+    .unwrap();
+    let answer: Value = serde_json::from_slice(&line).unwrap();
+    assert_eq!(
+        answer,
+        json!({"type": "records", "records": [
+            {"topic": "t\"\n", "partition": 3, "key": {"bytes": "AAE="},
+             "value": {"schema": {"type": "string", "optional": false}, "payload": "é"},
+             "timestamp": 5, "source_partition": {"p": 1},
+             "headers": [{"key": "h", "value": {"schema": null, "payload": {"a": [1]}}},
+                         {"key": "n", "value": null}]},
+            {"topic": "u", "partition": null, "key": null, "value": null, "timestamp": null,
+             "source_partition": {}, "source_offset": {"n": 1}}]})
+    );
+    // What the worker sends back to a transformation reads as the same record.
+    let read = Record::from_json(&answer["records"][0]);
+    assert_eq!(
+        (read.key, read.value, read.headers),
+        (r.key, r.value, r.headers)
+    );
+}

@@ -22,34 +22,46 @@ pub fn data_from_json(
     let Some(j) = json.filter(|j| !j.is_null()) else {
         return Ok(SchemaAndValue::null());
     };
+    let neither = || format!("{j} is neither {{\"schema\", \"payload\"}} nor {{\"bytes\"}}");
     let Json::Object(m) = j else {
-        return Err(format!(
-            "{j} is neither {{\"schema\", \"payload\"}} nor {{\"bytes\"}}"
-        ));
+        return Err(neither());
     };
-    if let Some(b) = m.get("bytes") {
+    data_from_parts(m.get("bytes"), m.get("schema"), m.get("payload"), converter)?
+        .ok_or_else(neither)
+}
+
+/// Connect data from the members of its protocol form (each `None` when absent): `bytes` first, then
+/// `payload` with its `schema`; `Ok(None)` when there is neither `bytes` nor `payload`.
+///
+/// # Errors
+/// As [`data_from_json`].
+pub fn data_from_parts(
+    bytes: Option<&Json>,
+    schema: Option<&Json>,
+    payload: Option<&Json>,
+    converter: &JsonConverter,
+) -> Result<Option<SchemaAndValue>, String> {
+    if let Some(b) = bytes {
         let text = b.as_str().ok_or("\"bytes\" is not a base64 string")?;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(text)
             .map_err(|e| format!("\"bytes\" is not base64: {e}"))?;
-        return Ok(SchemaAndValue::new(
+        return Ok(Some(SchemaAndValue::new(
             Some(Schema::optional_bytes()),
             Value::Bytes(bytes),
-        ));
+        )));
     }
-    let Some(payload) = m.get("payload") else {
-        return Err(format!(
-            "{j} is neither {{\"schema\", \"payload\"}} nor {{\"bytes\"}}"
-        ));
+    let Some(payload) = payload else {
+        return Ok(None);
     };
-    if m.get("schema").is_none_or(Json::is_null) {
-        return Ok(SchemaAndValue::new(None, schemaless(payload)));
+    if schema.is_none_or(Json::is_null) {
+        return Ok(Some(SchemaAndValue::new(None, schemaless(payload))));
     }
-    let envelope =
-        json!({"schema": m.get("schema").cloned().unwrap_or(Json::Null), "payload": payload});
+    let envelope = json!({"schema": schema.cloned().unwrap_or(Json::Null), "payload": payload});
     let text = serde_json::to_vec(&envelope).map_err(|e| e.to_string())?;
     converter
         .to_connect("", Some(&text))
+        .map(Some)
         .map_err(|e| e.to_string())
 }
 

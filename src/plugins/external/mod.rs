@@ -14,6 +14,7 @@ mod sink;
 mod source;
 mod transform;
 mod version;
+mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -55,6 +55,14 @@ pub enum Incoming {
     Wake,
 }
 
+/// An answer to [`PluginProcess::request_quick`]: read the quick way, or as a protocol message.
+pub enum Reply<T> {
+    /// What the quick reading made of the line.
+    Quick(T),
+    /// The answer as a protocol message.
+    Message(Json),
+}
+
 /// A running plugin program.
 pub struct PluginProcess {
     child: Child,
@@ -74,9 +82,11 @@ pub struct PluginProcess {
 }
 
 fn read_lines(stdout: impl Read, tx: mpsc::Sender<Incoming>) {
-    let mut reader = BufReader::new(stdout);
+    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
+    // Each line's buffer starts as large as the last line (a source's batches are much alike).
+    let mut last = 0;
     loop {
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(last);
         let read = (&mut reader)
             .take(MAX_MESSAGE_BYTES + 1)
             .read_until(b'\n', &mut buf);
@@ -87,7 +97,10 @@ fn read_lines(stdout: impl Read, tx: mpsc::Sender<Incoming>) {
                     "The plugin program wrote a message longer than {MAX_MESSAGE_BYTES} bytes"
                 )))
             }
-            Ok(_) => Incoming::Line(buf),
+            Ok(_) => {
+                last = buf.len().min(MAX_MESSAGE_BYTES as usize);
+                Incoming::Line(buf)
+            }
             Err(e) => Incoming::End(Some(format!(
                 "Could not read the plugin program's output: {e}"
             ))),
@@ -198,12 +211,50 @@ impl PluginProcess {
         expect: &str,
         serve: &mut dyn FnMut(&Json) -> Result<Json, TaskError>,
     ) -> Result<Json, TaskError> {
+        let no_quick = &mut |_: &[u8]| None::<std::convert::Infallible>;
+        match self.request_quick(message, expect, serve, no_quick)? {
+            Reply::Message(answer) => Ok(answer),
+            Reply::Quick(never) => match never {},
+        }
+    }
+
+    /// As [`PluginProcess::request_serving`], but each line is first offered to `quick`, which may
+    /// read it straight into what the caller wants (without a JSON tree); a line it returns `None`
+    /// for is read as a protocol message as usual.
+    ///
+    /// # Errors
+    /// As [`PluginProcess::request_serving`].
+    pub fn request_quick<T>(
+        &mut self,
+        message: &Json,
+        expect: &str,
+        serve: &mut dyn FnMut(&Json) -> Result<Json, TaskError>,
+        quick: &mut dyn FnMut(&[u8]) -> Option<T>,
+    ) -> Result<Reply<T>, TaskError> {
         self.send(message)?;
+        self.answer_quick(message, expect, serve, quick)
+    }
+
+    /// Waits for the answer to `message`, already sent, as [`PluginProcess::request_quick`] does.
+    ///
+    /// # Errors
+    /// As [`PluginProcess::request_serving`].
+    pub fn answer_quick<T>(
+        &mut self,
+        message: &Json,
+        expect: &str,
+        serve: &mut dyn FnMut(&Json) -> Result<Json, TaskError>,
+        quick: &mut dyn FnMut(&[u8]) -> Option<T>,
+    ) -> Result<Reply<T>, TaskError> {
         let deadline = Instant::now() + self.timeout;
         loop {
-            let answer = self.receive(deadline, message)?;
+            let line = self.receive(deadline, message)?;
+            if let Some(quick) = quick(&line) {
+                return Ok(Reply::Quick(quick));
+            }
+            let answer = self.parse(&line)?;
             match answer.get("type").and_then(Json::as_str) {
-                Some(t) if t == expect => return Ok(answer),
+                Some(t) if t == expect => return Ok(Reply::Message(answer)),
                 Some("error") => return Err(plugin_error(&answer, || self.tail())),
                 Some(t) if NOTICES.contains(&t) => self.notices.push_back(answer),
                 Some(t) if t.ends_with("_request") => {
@@ -252,12 +303,13 @@ impl PluginProcess {
         self.parse(&line).map(Some)
     }
 
-    fn receive(&mut self, deadline: Instant, request: &Json) -> Result<Json, TaskError> {
-        let line = loop {
+    /// The next line of output, waiting until `deadline` for it.
+    fn receive(&mut self, deadline: Instant, request: &Json) -> Result<Vec<u8>, TaskError> {
+        loop {
             let wait = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(wait) {
                 Ok(Incoming::Wake) => continue,
-                Ok(incoming) => break self.line_of(incoming)?,
+                Ok(incoming) => return self.line_of(incoming),
                 Err(RecvTimeoutError::Timeout) => {
                     return Err(self.fatal(format!(
                     "The plugin program did not answer {} within {} ms (plugin.request.timeout.ms)",
@@ -269,8 +321,7 @@ impl PluginProcess {
                     return Err(self.fatal("The plugin program has stopped".into()))
                 }
             }
-        };
-        self.parse(&line)
+        }
     }
 
     /// The line `incoming` carries, or the fatal error of its end.

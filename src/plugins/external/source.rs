@@ -10,7 +10,8 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 
 use super::connector::{task_process, Versions};
 use super::data::source_record;
-use super::process::PluginProcess;
+use super::process::{PluginProcess, Reply};
+use super::wire::quick_records;
 use crate::connectors::{Props, SourceTask, SourceTaskContext, TaskError};
 use crate::converters::json::JsonConverter;
 use crate::record::SourceRecord;
@@ -31,6 +32,10 @@ pub struct ExternalSourceTask {
     polled: VecDeque<(Vec<Json>, usize)>,
     /// The task id, which its stderr lines are logged under.
     id: Option<String>,
+    /// Whether the next `poll` has been sent already (its answer is the next poll's).
+    asked: bool,
+    /// Why sending the next `poll` ahead failed: the next poll's error.
+    ask_failed: Option<TaskError>,
 }
 
 impl ExternalSourceTask {
@@ -42,14 +47,21 @@ impl ExternalSourceTask {
             converter: JsonConverter::default(),
             polled: VecDeque::new(),
             id: None,
+            asked: false,
+            ask_failed: None,
         }
     }
 
     fn process(&mut self) -> Result<&mut PluginProcess, TaskError> {
-        self.process
-            .as_mut()
-            .ok_or_else(|| TaskError::fatal("The plugin program is not running"))
+        running(&mut self.process)
     }
+}
+
+/// The running program, or why there is none.
+fn running(process: &mut Option<PluginProcess>) -> Result<&mut PluginProcess, TaskError> {
+    process
+        .as_mut()
+        .ok_or_else(|| TaskError::fatal("The plugin program is not running"))
 }
 
 /// The answer to the program's `offset_request`: the stored offset of each partition it names.
@@ -85,6 +97,24 @@ fn last_offsets(records: &[SourceRecord]) -> Vec<Json> {
     out
 }
 
+/// The records of a `records` answer read as a protocol message (taken out of it, not copied).
+fn records_of(
+    answer: &mut Json,
+    converter: &JsonConverter,
+) -> Result<Vec<SourceRecord>, TaskError> {
+    let list = answer
+        .get_mut("records")
+        .and_then(Json::as_array_mut)
+        .ok_or_else(|| TaskError::fatal("The plugin's records answer has no records array"))?;
+    list.iter_mut()
+        .enumerate()
+        .map(|(i, r)| {
+            source_record(r, converter)
+                .map_err(|e| TaskError::Fatal(format!("The plugin's record {i} is invalid: {e}")))
+        })
+        .collect()
+}
+
 impl SourceTask for ExternalSourceTask {
     fn identify(&mut self, id: &str) {
         self.id = Some(id.to_owned());
@@ -103,35 +133,42 @@ impl SourceTask for ExternalSourceTask {
         Ok(())
     }
 
+    /// A poll whose answer held records is followed at once by the next `poll` request, so that the
+    /// program makes its next batch while the worker converts and stores this one.
     fn poll(&mut self, context: &dyn SourceTaskContext) -> Result<Vec<SourceRecord>, TaskError> {
-        let mut answer =
-            self.process()?
-                .request_serving(&json!({"type": "poll"}), "records", &mut |r| {
-                    offsets_answer(r, context)
-                })?;
-        let list = answer
-            .get_mut("records")
-            .and_then(Json::as_array_mut)
-            .ok_or_else(|| TaskError::fatal("The plugin's records answer has no records array"))?;
-        let records = list
-            .iter_mut()
-            .enumerate()
-            .map(|(i, r)| {
-                source_record(r, &self.converter).map_err(|e| {
-                    TaskError::Fatal(format!("The plugin's record {i} is invalid: {e}"))
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(failed) = self.ask_failed.take() {
+            return Err(failed);
+        }
+        let poll = json!({"type": "poll"});
+        let converter = &self.converter;
+        let process = running(&mut self.process)?;
+        if !std::mem::take(&mut self.asked) {
+            process.send(&poll)?;
+        }
+        let reply = process.answer_quick(
+            &poll,
+            "records",
+            &mut |r| offsets_answer(r, context),
+            &mut |line| quick_records(line, converter),
+        )?;
+        let (records, idle_ms) = match reply {
+            Reply::Quick(quick) => (quick.records, quick.idle_ms),
+            Reply::Message(mut answer) => {
+                let idle_ms = answer.get("idle_ms").and_then(Json::as_u64);
+                (records_of(&mut answer, &self.converter)?, idle_ms)
+            }
+        };
         if !records.is_empty() {
             self.polled
                 .push_back((last_offsets(&records), records.len()));
+            // A failure to ask is the next poll's error: these records are still handed over.
+            match running(&mut self.process)?.send(&poll) {
+                Ok(()) => self.asked = true,
+                Err(e) => self.ask_failed = Some(e),
+            }
         }
         if records.is_empty() {
-            let idle = answer
-                .get("idle_ms")
-                .and_then(Json::as_u64)
-                .map_or(DEFAULT_IDLE, Duration::from_millis);
-            context.idle(idle);
+            context.idle(idle_ms.map_or(DEFAULT_IDLE, Duration::from_millis));
         }
         Ok(records)
     }
