@@ -10,6 +10,8 @@ pub mod converter;
 pub mod schema;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_keys;
 pub mod validate;
 pub mod value;
 
