@@ -1,7 +1,9 @@
 //! JSON Schema in the embedded Schema Registry and Confluent's JsonSchemaConverter: registrations,
 //! look-ups and compatibility checks by Confluent's Python client; its JSONSerializer's records decoded
 //! by a sink, a source's records read by its JSONDeserializer; invalid schemas refused with 42201; records
-//! that are not framed or name an unknown ID routed to a dead letter queue naming why.
+//! that are not framed or name an unknown ID routed to a dead letter queue naming why; records written
+//! with their subject's latest schema (`use.latest.version`), documents that do not validate sent to the
+//! dead letter queue (`json.fail.invalid.schema`), and `oneOf` properties read as `OneOf` structs.
 
 use reqwest::Method;
 use serde_json::{json, Value as Json};
@@ -462,5 +464,60 @@ async fn json_fail_invalid_schema_sends_invalid_documents_to_the_dead_letter_que
     );
     let (_, status) = r.api.get("/connectors/checked/status").await.unwrap();
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
+    r.stop().await;
+}
+
+/// A property whose schema is a `oneOf` of several types reads as Confluent's
+/// `io.confluent.connect.json.OneOf` struct, the field of the branch the value takes set; with
+/// `use.optional.for.nonrequired=true` a property outside `required` may be absent.
+#[tokio::test]
+async fn one_of_properties_read_as_one_of_structs() {
+    use base64::Engine as _;
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let schema = r#"{"type":"object","required":["id"],"properties":{"id":{"oneOf":[{"type":"string"},{"type":"integer"}]},"note":{"type":"string"}}}"#;
+    let (status, answer) = r
+        .post(
+            "/subjects/ids-value/versions",
+            json!({"schemaType": "JSON", "schema": schema}),
+        )
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let id = u32::try_from(answer["id"].as_u64().unwrap()).unwrap();
+    let framed = |doc: &str| {
+        let mut out = vec![0];
+        out.extend_from_slice(&id.to_be_bytes());
+        out.extend_from_slice(doc.as_bytes());
+        base64::engine::general_purpose::STANDARD.encode(out)
+    };
+    let records = json!({"records": [
+        {"value": framed(r#"{"id":"a-1","note":"first"}"#)},
+        {"value": framed(r#"{"id":7}"#)},
+    ]});
+    let answer = r
+        .api
+        .request(Method::POST, "/topics/ids")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(records.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let out = dir.path().join("ids.txt");
+    let mut sink = common::file_sink("ids-sink", &out, "ids");
+    sink["config"]["value.converter"] = json!(CONVERTER);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    sink["config"]["value.converter.use.optional.for.nonrequired"] = json!(true);
+    common::create_through(&r.api, sink).await;
+    let text = common::wait_for("the sink to write both records", DEADLINE, || async {
+        let text = std::fs::read_to_string(&out).unwrap_or_default();
+        (text.lines().count() >= 2).then_some(text)
+    })
+    .await;
+    assert_eq!(
+        text,
+        "Struct{id=Struct{io.confluent.connect.json.OneOf.field.0=a-1},note=first}\n\
+         Struct{id=Struct{io.confluent.connect.json.OneOf.field.1=7}}\n"
+    );
     r.stop().await;
 }

@@ -210,7 +210,7 @@ fn map(
 /// The Connect schema of a JSON Schema (the writer's, when reading), with the default [`Options`].
 ///
 /// # Errors
-/// A construct Connect cannot hold as one type (several non-null types in `type`, an untyped node).
+/// A construct Connect cannot hold (an untyped node, an array without one `items` schema).
 #[cfg(test)]
 pub fn to_connect(schema: &JsonSchema) -> Result<SchemaRef, DataError> {
     to_connect_with(schema, Options::default())
@@ -219,7 +219,7 @@ pub fn to_connect(schema: &JsonSchema) -> Result<SchemaRef, DataError> {
 /// The Connect schema of a JSON Schema (the writer's, when reading).
 ///
 /// # Errors
-/// A construct Connect cannot hold as one type (several non-null types in `type`, an untyped node).
+/// A construct Connect cannot hold (an untyped node, an array without one `items` schema).
 pub fn to_connect_with(schema: &JsonSchema, opts: Options) -> Result<SchemaRef, DataError> {
     FromJson {
         schema,
@@ -281,10 +281,9 @@ impl<'a> FromJson<'a> {
                     "A JSON schema without a type has no Connect type",
                 ))
             }
-            _ => {
-                return Err(DataError::new(format!(
-                    "The JSON schema types {kinds:?} have no single Connect type"
-                )))
+            several => {
+                let union = self.types_union(node, several, optional || nullable)?;
+                return self.with_default(union, node);
             }
         };
         let mut out = self.typed(node, kind)?;
@@ -326,6 +325,29 @@ impl<'a> FromJson<'a> {
                 name: one_of_field(index),
                 index,
                 schema: self.node(node.child(branch), true)?,
+            });
+        }
+        Ok(Arc::new(s))
+    }
+
+    /// `type` listing several non-null types: a [`ONE_OF`] struct with a field per type, each read from
+    /// the node's keywords for that type (as Confluent's parser splits such a schema into an `anyOf`).
+    fn types_union(
+        &mut self,
+        node: Node<'a>,
+        kinds: &[&str],
+        optional: bool,
+    ) -> Result<SchemaRef, DataError> {
+        let mut s = Schema::new(SchemaType::Struct);
+        s.name = Some(ONE_OF.to_string());
+        s.optional = optional;
+        for (index, kind) in kinds.iter().enumerate() {
+            let mut branch = self.typed(node, kind)?;
+            branch.optional = true;
+            s.fields.push(Field {
+                name: one_of_field(index),
+                index,
+                schema: Arc::new(branch),
             });
         }
         Ok(Arc::new(s))

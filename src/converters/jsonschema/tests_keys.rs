@@ -144,6 +144,30 @@ fn one_of_several_types_is_a_struct_with_a_field_per_branch() {
 }
 
 #[test]
+fn several_types_in_type_read_as_a_one_of_struct() {
+    let schema = to_connect(&js(
+        r#"{"type":["string","null","integer"],"maxLength":3,"connect.type":"int32"}"#,
+    ))
+    .unwrap();
+    assert_eq!(schema.name.as_deref(), Some(ONE_OF));
+    assert!(schema.optional);
+    let types: Vec<(SchemaType, bool)> = schema
+        .fields
+        .iter()
+        .map(|f| (f.schema.schema_type, f.schema.optional))
+        .collect();
+    assert_eq!(
+        types,
+        [(SchemaType::String, true), (SchemaType::Int32, true)]
+    );
+    let Value::Struct(st) = read(&schema, "5").unwrap() else {
+        panic!()
+    };
+    assert_eq!(st.values, [Value::Null, Value::Int32(5)]);
+    assert_eq!(read(&schema, "null").unwrap(), Value::Null);
+}
+
+#[test]
 fn a_one_of_struct_field_inside_a_struct_round_trips() {
     let union = to_connect(&js(r#"{"anyOf":[{"type":"string"},{"type":"number"}]}"#)).unwrap();
     assert!(!union.optional);
