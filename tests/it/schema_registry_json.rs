@@ -281,7 +281,8 @@ async fn json_schema_references_resolve_in_the_registry_and_the_converter() {
 /// a struct) are written with their subject's latest schema, registered beforehand, their value
 /// projected onto it (the field the record lacks takes the latest schema's default); Confluent's
 /// JSONDeserializer reads them (validating them against that schema) with the latest's ID. Strict (the
-/// default), a latest schema that cannot read the record's own fails the task naming subject and ID.
+/// default), a latest schema that cannot read the record's own fails the task naming subject and ID;
+/// not strict, with `json.fail.invalid.schema`, a record the latest schema does not validate fails it.
 #[cfg(feature = "kafka-listener")]
 #[tokio::test(flavor = "multi_thread")]
 async fn use_latest_version_writes_with_the_subjects_latest_schema() {
@@ -363,6 +364,33 @@ async fn use_latest_version_writes_with_the_subjects_latest_schema() {
         trace.contains(&format!(
             "The latest schema of subject numbers-value (ID {incompatible}) cannot read the record's schema"
         )) && trace.contains("TYPE_CHANGED"),
+        "{trace}"
+    );
+    // Not strict, with json.fail.invalid.schema: the projected record is checked against the latest
+    // schema as it is written, and "first" is longer than that schema allows.
+    let short = register(
+        "short-value",
+        json!({"type": "object", "properties": {"line": {"type": "string", "maxLength": 3}},
+               "additionalProperties": false}),
+    )
+    .await;
+    let mut checked = source("checked-source", "in3.txt", "short");
+    checked["config"]["value.converter.latest.compatibility.strict"] = json!(false);
+    checked["config"]["value.converter.json.fail.invalid.schema"] = json!(true);
+    common::create_through(&r.api, checked).await;
+    let trace = common::wait_for("the checked source's task to fail", DEADLINE, || async {
+        let (_, status) = r.api.get("/connectors/checked-source/status").await.ok()?;
+        (status["tasks"][0]["state"] == "FAILED").then(|| {
+            status["tasks"][0]["trace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+    })
+    .await;
+    assert!(
+        trace.contains(&format!("JSON does not match the schema with ID {short}"))
+            && trace.contains("#/line: the string's length 5 is above maxLength 3"),
         "{trace}"
     );
     r.stop().await;
