@@ -128,7 +128,7 @@ pub fn avro() -> ConfigDef {
             "use.latest.version",
             ConfigType::Boolean,
             value("false"),
-            "Use the latest version of the schema in the subject (not supported yet: true is refused).",
+            "Use the latest version of the schema in the subject to write records (with auto.register.schemas=false).",
         ))
         .define(key(
             "key.subject.name.strategy",
@@ -157,7 +157,7 @@ pub fn avro() -> ConfigDef {
 }
 
 /// Confluent's `JsonSchemaConverterConfig`: the registry keys AvroConverter shares, and the JSON
-/// Schema keys this converter reads (the ones it does not support accept their defaults alone).
+/// Schema keys this converter reads.
 pub fn json_schema() -> ConfigDef {
     let key = |name: &str, default: &str, doc: &str| {
         ConfigKey::new(
@@ -177,27 +177,27 @@ pub fn json_schema() -> ConfigDef {
         .define(key(
             "json.fail.invalid.schema",
             "false",
-            "Whether to fail deserialization if the payload does not match the schema (not supported: true is refused).",
+            "Whether a payload that does not validate against its schema fails the record, read or written.",
         ))
         .define(key(
             "json.write.dates.iso8601",
             "false",
-            "Whether to write dates as ISO 8601 strings (not supported: true is refused).",
+            "Whether Java dates are written as ISO 8601 strings; as in Confluent's converter, Connect's Date, Time and Timestamp are written as integers either way.",
         ))
         .define(key(
             "json.oneof.for.nullables",
             "true",
-            "Whether optional schemas are written as oneOf with null (false is refused).",
+            "Whether schemas generated from Java classes use oneOf for nullables; the converter's optional schemas are oneOf with null either way, as in Confluent's.",
         ))
         .define(key(
             "use.optional.for.nonrequired",
             "false",
-            "Whether properties not in `required` are read as optional (not supported: true is refused).",
+            "Whether a property not in its object's `required` is read as an optional field.",
         ))
         .define(key(
             "object.additional.properties",
             "true",
-            "Whether struct schemas allow additional properties (false is refused).",
+            "Whether struct schemas allow additional properties; false writes `additionalProperties: false`.",
         ))
 }
 

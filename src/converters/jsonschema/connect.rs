@@ -5,7 +5,9 @@
 //! objects with `connect.type: map` and `additionalProperties`, other maps as arrays of `key`/`value`
 //! objects with `connect.type: map`, the logical types by their `title` (Decimal a number with
 //! `connect.type: bytes`, Date and Time `int32`, Timestamp `int64`), and `description`,
-//! `connect.version`, `connect.parameters` and `default`.
+//! `connect.version`, `connect.parameters` and `default`; a `oneOf`/`anyOf` of several non-null
+//! schemas is a struct named `io.confluent.connect.json.OneOf` with a field per branch. [`Options`]
+//! holds the two keys of Confluent's `JsonSchemaDataConfig` that change the mapping.
 
 use std::sync::Arc;
 
@@ -23,12 +25,58 @@ const CONNECT_TYPE: &str = "connect.type";
 /// The property giving a struct field its position.
 const CONNECT_INDEX: &str = "connect.index";
 
+/// The name Confluent gives the Connect struct of a `oneOf` or `anyOf` of several non-null schemas;
+/// its fields are named by it, `.field.` and the branch's position among the non-null branches.
+pub const ONE_OF: &str = "io.confluent.connect.json.OneOf";
+
+/// The name of the field holding the `index`th non-null branch of a `oneOf` struct.
+pub fn one_of_field(index: usize) -> String {
+    format!("{ONE_OF}.field.{index}")
+}
+
+/// Whether a Connect schema is the struct of a `oneOf`/`anyOf` (named [`ONE_OF`]).
+pub fn is_one_of(schema: &Schema) -> bool {
+    schema.schema_type == SchemaType::Struct && schema.name.as_deref() == Some(ONE_OF)
+}
+
+/// How Connect schemas map to JSON Schema and back: Confluent's `JsonSchemaDataConfig` keys.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// `object.additional.properties` (default true): `false` writes struct schemas with
+    /// `"additionalProperties": false`.
+    pub additional_properties: bool,
+    /// `use.optional.for.nonrequired` (default false): reading, a property not in its object's
+    /// `required` is an optional field.
+    pub optional_for_nonrequired: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            additional_properties: true,
+            optional_for_nonrequired: false,
+        }
+    }
+}
+
+/// The JSON Schema of a Connect schema, with the default [`Options`].
+///
+/// # Errors
+/// A default value that does not fit its schema.
+#[cfg(test)]
+pub fn to_json_schema(schema: &Schema) -> Result<Json, DataError> {
+    to_json_schema_with(schema, Options::default())
+}
+
 /// The JSON Schema of a Connect schema.
 ///
 /// # Errors
 /// A default value that does not fit its schema.
-pub fn to_json_schema(schema: &Schema) -> Result<Json, DataError> {
-    let mut body = required(schema)?;
+pub fn to_json_schema_with(schema: &Schema, opts: Options) -> Result<Json, DataError> {
+    if is_one_of(schema) {
+        return one_of(schema, opts);
+    }
+    let mut body = required(schema, opts)?;
     if let Some(default) = &schema.default_value {
         let text = value::write(&value::to_json(schema, default)?);
         let parsed: Json = serde_json::from_str(&text)
@@ -46,7 +94,26 @@ pub fn to_json_schema(schema: &Schema) -> Result<Json, DataError> {
     Ok(body)
 }
 
-fn required(schema: &Schema) -> Result<Json, DataError> {
+/// A `oneOf` struct: `oneOf` its fields' schemas (each required, with its `connect.index`), after
+/// `{"type":"null"}` when the struct is optional.
+fn one_of(schema: &Schema, opts: Options) -> Result<Json, DataError> {
+    let mut branches = Vec::with_capacity(schema.fields.len() + 1);
+    if schema.optional {
+        branches.push(json!({"type": "null"}));
+    }
+    for f in &schema.fields {
+        let mut required = (*f.schema).clone();
+        required.optional = false;
+        let mut b = to_json_schema_with(&required, opts)?;
+        if let Json::Object(m) = &mut b {
+            m.insert(CONNECT_INDEX.into(), json!(f.index));
+        }
+        branches.push(b);
+    }
+    Ok(json!({ "oneOf": branches }))
+}
+
+fn required(schema: &Schema, opts: Options) -> Result<Json, DataError> {
     let mut out = Map::new();
     let (base, connect_type) = match schema.schema_type {
         SchemaType::Int8 => ("integer", Some("int8")),
@@ -60,21 +127,24 @@ fn required(schema: &Schema) -> Result<Json, DataError> {
         SchemaType::Bytes if schema.logical().is_some() => ("number", Some("bytes")),
         SchemaType::Bytes => ("string", Some("bytes")),
         SchemaType::Array => {
-            let items = child(schema.value_schema.as_ref())?;
+            let items = child(schema.value_schema.as_ref(), opts)?;
             out.insert("items".into(), items);
             ("array", None)
         }
-        SchemaType::Map => map(schema, &mut out)?,
+        SchemaType::Map => map(schema, &mut out, opts)?,
         SchemaType::Struct => {
             let mut props = Map::new();
             for f in &schema.fields {
-                let mut p = to_json_schema(&f.schema)?;
+                let mut p = to_json_schema_with(&f.schema, opts)?;
                 if let Json::Object(m) = &mut p {
                     m.insert(CONNECT_INDEX.into(), json!(f.index));
                 }
                 props.insert(f.name.clone(), p);
             }
             out.insert("properties".into(), Json::Object(props));
+            if !opts.additional_properties {
+                out.insert("additionalProperties".into(), Json::Bool(false));
+            }
             ("object", None)
         }
     };
@@ -99,9 +169,9 @@ fn required(schema: &Schema) -> Result<Json, DataError> {
     Ok(Json::Object(body))
 }
 
-fn child(schema: Option<&SchemaRef>) -> Result<Json, DataError> {
+fn child(schema: Option<&SchemaRef>, opts: Options) -> Result<Json, DataError> {
     match schema {
-        Some(s) => to_json_schema(s),
+        Some(s) => to_json_schema_with(s, opts),
         None => Ok(json!({})),
     }
 }
@@ -110,6 +180,7 @@ fn child(schema: Option<&SchemaRef>) -> Result<Json, DataError> {
 fn map(
     schema: &Schema,
     out: &mut Map<String, Json>,
+    opts: Options,
 ) -> Result<(&'static str, Option<&'static str>), DataError> {
     let string_keys = schema
         .key_schema
@@ -118,12 +189,12 @@ fn map(
     if string_keys {
         out.insert(
             "additionalProperties".into(),
-            child(schema.value_schema.as_ref())?,
+            child(schema.value_schema.as_ref(), opts)?,
         );
         return Ok(("object", Some("map")));
     }
-    let mut key = child(schema.key_schema.as_ref())?;
-    let mut value = child(schema.value_schema.as_ref())?;
+    let mut key = child(schema.key_schema.as_ref(), opts)?;
+    let mut value = child(schema.value_schema.as_ref(), opts)?;
     for (i, s) in [&mut key, &mut value].into_iter().enumerate() {
         if let Json::Object(m) = s {
             m.insert(CONNECT_INDEX.into(), json!(i));
@@ -136,17 +207,32 @@ fn map(
     Ok(("array", Some("map")))
 }
 
+/// The Connect schema of a JSON Schema (the writer's, when reading), with the default [`Options`].
+///
+/// # Errors
+/// A construct Connect cannot hold (an untyped node, an array without one `items` schema).
+#[cfg(test)]
+pub fn to_connect(schema: &JsonSchema) -> Result<SchemaRef, DataError> {
+    to_connect_with(schema, Options::default())
+}
+
 /// The Connect schema of a JSON Schema (the writer's, when reading).
 ///
 /// # Errors
-/// A construct Connect cannot hold as one type (a union of several non-null types, an untyped node).
-pub fn to_connect(schema: &JsonSchema) -> Result<SchemaRef, DataError> {
-    FromJson { schema, depth: 0 }.node(schema.node(), false)
+/// A construct Connect cannot hold (an untyped node, an array without one `items` schema).
+pub fn to_connect_with(schema: &JsonSchema, opts: Options) -> Result<SchemaRef, DataError> {
+    FromJson {
+        schema,
+        depth: 0,
+        opts,
+    }
+    .node(schema.node(), false)
 }
 
 struct FromJson<'a> {
     schema: &'a JsonSchema,
     depth: usize,
+    opts: Options,
 }
 
 fn named(t: SchemaType, name: &str) -> Schema {
@@ -177,12 +263,10 @@ impl<'a> FromJson<'a> {
                 .filter(|b| types(b).as_deref() != Some(&["null"][..]))
                 .collect();
             let nullable = non_null.len() < branches.len();
-            let [only] = non_null.as_slice() else {
-                return Err(DataError::new(
-                    "JSON schemas whose oneOf/anyOf have several non-null subschemas are not supported by this JsonSchemaConverter",
-                ));
+            let inner = match non_null.as_slice() {
+                [only] => self.node(node.child(only), optional || nullable)?,
+                _ => self.union(node, &non_null, optional || nullable)?,
             };
-            let inner = self.node(node.child(only), optional || nullable)?;
             return self.with_default(inner, node);
         }
         let mut kinds = types(node.json).unwrap_or_default();
@@ -197,10 +281,9 @@ impl<'a> FromJson<'a> {
                     "A JSON schema without a type has no Connect type",
                 ))
             }
-            _ => {
-                return Err(DataError::new(format!(
-                    "The JSON schema types {kinds:?} have no single Connect type"
-                )))
+            several => {
+                let union = self.types_union(node, several, optional || nullable)?;
+                return self.with_default(union, node);
             }
         };
         let mut out = self.typed(node, kind)?;
@@ -219,6 +302,55 @@ impl<'a> FromJson<'a> {
             }
         }
         self.with_default(Arc::new(out), node)
+    }
+
+    /// A `oneOf`/`anyOf` of several non-null branches: a struct named [`ONE_OF`] with an optional
+    /// field per branch, as Confluent's `JsonSchemaData` reads it.
+    fn union(
+        &mut self,
+        node: Node<'a>,
+        branches: &[&'a Json],
+        optional: bool,
+    ) -> Result<SchemaRef, DataError> {
+        if branches.is_empty() {
+            return Err(DataError::new(
+                "A JSON schema whose oneOf/anyOf allows only null has no Connect type",
+            ));
+        }
+        let mut s = Schema::new(SchemaType::Struct);
+        s.name = Some(ONE_OF.to_string());
+        s.optional = optional;
+        for (index, branch) in branches.iter().enumerate() {
+            s.fields.push(Field {
+                name: one_of_field(index),
+                index,
+                schema: self.node(node.child(branch), true)?,
+            });
+        }
+        Ok(Arc::new(s))
+    }
+
+    /// `type` listing several non-null types: a [`ONE_OF`] struct with a field per type, each read from
+    /// the node's keywords for that type (as Confluent's parser splits such a schema into an `anyOf`).
+    fn types_union(
+        &mut self,
+        node: Node<'a>,
+        kinds: &[&str],
+        optional: bool,
+    ) -> Result<SchemaRef, DataError> {
+        let mut s = Schema::new(SchemaType::Struct);
+        s.name = Some(ONE_OF.to_string());
+        s.optional = optional;
+        for (index, kind) in kinds.iter().enumerate() {
+            let mut branch = self.typed(node, kind)?;
+            branch.optional = true;
+            s.fields.push(Field {
+                name: one_of_field(index),
+                index,
+                schema: Arc::new(branch),
+            });
+        }
+        Ok(Arc::new(s))
     }
 
     /// The node's `default`, read with the schema, on the schema.
@@ -315,11 +447,17 @@ impl<'a> FromJson<'a> {
         if props.iter().all(|(_, p)| p.get(CONNECT_INDEX).is_some()) {
             props.sort_by_key(|(_, p)| p.get(CONNECT_INDEX).and_then(Json::as_u64));
         }
+        let required: Vec<&str> = node
+            .get("required")
+            .and_then(Json::as_array)
+            .map(|r| r.iter().filter_map(Json::as_str).collect())
+            .unwrap_or_default();
         for (index, (name, p)) in props.into_iter().enumerate() {
+            let optional = self.opts.optional_for_nonrequired && !required.contains(&name.as_str());
             s.fields.push(Field {
                 name: name.clone(),
                 index,
-                schema: self.node(node.child(p), false)?,
+                schema: self.node(node.child(p), optional)?,
             });
         }
         Ok(s)

@@ -6,6 +6,7 @@
 
 use base64::Engine as _;
 
+use super::connect::is_one_of;
 use crate::converters::json::text::{
     is_integral_lexeme, parse_json, write_json, Json, ObjectBuilder,
 };
@@ -77,6 +78,16 @@ pub fn to_json(schema: &Schema, value: &Value) -> Result<Json, DataError> {
             )
         }
         (SchemaType::Map, Value::Map(entries)) => map_to_json(schema, entries)?,
+        (SchemaType::Struct, Value::Struct(st)) if is_one_of(schema) => {
+            let set = schema
+                .fields
+                .iter()
+                .find_map(|f| st.get(&f.name).filter(|v| !v.is_null()).map(|v| (f, v)));
+            match set {
+                Some((field, v)) => to_json(&field.schema, v)?,
+                None => Json::Null,
+            }
+        }
         (SchemaType::Struct, Value::Struct(st)) => {
             let mut obj = ObjectBuilder::default();
             for field in &schema.fields {
@@ -207,8 +218,68 @@ pub fn to_value(schema: &SchemaRef, json: &Json, ignore_unknown: bool) -> Result
             _ => return Err(mismatch()),
         },
         SchemaType::Map => map_to_value(schema, json, ignore_unknown).ok_or_else(mismatch)??,
+        SchemaType::Struct if is_one_of(schema) => one_of_to_value(schema, json, ignore_unknown)?,
         SchemaType::Struct => struct_to_value(schema, json, ignore_unknown)?,
     })
+}
+
+/// Whether a JSON value is of a simple Connect type, as Confluent's `JsonSchemaData` matches a
+/// `oneOf` branch (a struct branch never matches this way).
+fn is_instance(schema: &Schema, json: &Json) -> bool {
+    let integral = match json {
+        Json::Int(_) => true,
+        Json::Number(n) => is_integral_lexeme(n),
+        _ => false,
+    };
+    let number = matches!(
+        json,
+        Json::Int(_) | Json::Float(_) | Json::Double(_) | Json::Number(_)
+    );
+    match schema.schema_type {
+        SchemaType::Int8 | SchemaType::Int16 | SchemaType::Int32 | SchemaType::Int64 => integral,
+        SchemaType::Float32 | SchemaType::Float64 => number,
+        SchemaType::Boolean => matches!(json, Json::Bool(_)),
+        SchemaType::String => matches!(json, Json::Str(_)),
+        SchemaType::Bytes => number && schema.logical().is_some(),
+        SchemaType::Array => matches!(json, Json::Array(_)),
+        SchemaType::Map => matches!(json, Json::Object(_) | Json::Array(_)),
+        SchemaType::Struct => false,
+    }
+}
+
+/// A `oneOf` struct's value: the first branch whose simple type the value has, else the struct branch
+/// sharing the most property names with it; that field is set, the others are null.
+fn one_of_to_value(
+    schema: &SchemaRef,
+    json: &Json,
+    ignore_unknown: bool,
+) -> Result<Value, DataError> {
+    let mut best: Option<(usize, &crate::data::Field)> = None;
+    let mut chosen = None;
+    for field in &schema.fields {
+        if is_instance(&field.schema, json) {
+            chosen = Some(field);
+            break;
+        }
+        if let (SchemaType::Struct, Json::Object(entries)) = (field.schema.schema_type, json) {
+            let shared = entries
+                .iter()
+                .filter(|(k, _)| field.schema.field(k).is_some())
+                .count();
+            if shared > best.map_or(0, |(n, _)| n) {
+                best = Some((shared, field));
+            }
+        }
+    }
+    let field = chosen
+        .or(best.map(|(_, f)| f))
+        .ok_or_else(|| DataError::new("Did not find matching oneof field for data"))?;
+    let mut st = Struct::new(schema.clone());
+    let v = to_value(&field.schema, json, ignore_unknown)?;
+    if let Some(slot) = st.values.get_mut(field.index) {
+        *slot = v;
+    }
+    Ok(Value::Struct(st))
 }
 
 fn map_to_value(
