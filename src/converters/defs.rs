@@ -252,7 +252,7 @@ pub fn protobuf() -> ConfigDef {
         .define(boolean(
             "generate.struct.for.nulls",
             "false",
-            "Whether a message field that is not set reads as its default struct rather than null.",
+            "Whether a field that is not set reads as its default (a message as its default struct) rather than null.",
         ));
     def.define_or_replace(ConfigKey::new(
         "use.latest.version",

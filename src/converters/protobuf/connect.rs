@@ -41,7 +41,8 @@ pub struct ReadOptions {
     pub int_for_enums: bool,
     /// `enhanced.protobuf.schema.support`: messages, enums and oneofs named by their full names.
     pub enhanced: bool,
-    /// `generate.struct.for.nulls`: a message field not set reads as its default struct, not null.
+    /// `generate.struct.for.nulls`: a field not set reads as its default (a message's default struct),
+    /// not null.
     pub struct_for_nulls: bool,
 }
 
@@ -405,9 +406,9 @@ fn field_to_connect(
     schema: &SchemaRef,
     struct_for_nulls: bool,
 ) -> Result<Value, DataError> {
-    let is_message = matches!(f.kind(), Kind::Message(_)) && !f.is_list() && !f.is_map();
+    // Unset, it is null; with `generate.struct.for.nulls`, its default (a message's default struct).
     let absent = f.supports_presence() && !msg.has_field(f);
-    if absent && schema.optional && !(is_message && struct_for_nulls) {
+    if absent && schema.optional && !struct_for_nulls {
         return Ok(Value::Null);
     }
     value_to_connect(msg.get_field(f).as_ref(), schema, f, struct_for_nulls)

@@ -330,6 +330,18 @@ fn generate_struct_for_nulls_reads_an_unset_message_as_its_default() {
     };
     let (_, _, back) = trip(&schema, &value, WriteOptions::default(), read);
     assert_eq!(get(get(&back, "in"), "x"), &Value::Int32(0));
+    // A proto3 `optional` scalar not set: null, or its default with the key.
+    let opt = SchemaBuilder::new(SchemaType::String).optional().build();
+    let (schema, value) = one("o", opt, Value::Null);
+    let write = WriteOptions {
+        optional_for_nullables: true,
+        ..WriteOptions::default()
+    };
+    let (text, _, back) = trip(&schema, &value, write, ReadOptions::CONFLUENT);
+    assert!(text.contains("optional string o = 1;"), "{text}");
+    assert_eq!(get(&back, "o"), &Value::Null);
+    let (_, _, back) = trip(&schema, &value, write, read);
+    assert_eq!(get(&back, "o"), &Value::String(String::new()));
 }
 
 #[test]
