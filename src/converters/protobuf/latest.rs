@@ -93,3 +93,24 @@ impl ProtobufConverter {
         Ok(latest)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn the_latest_message_is_found_by_full_then_simple_name_then_first() {
+        let text = "syntax = \"proto3\";\npackage ex;\nmessage A { int32 x = 1; }\nmessage B { message C { int32 y = 1; } }\n";
+        let schema = ProtoSchema::parse(text, BTreeMap::new()).unwrap();
+        let found = |full: &str| message_for(&schema, full).unwrap().full_name().to_string();
+        assert_eq!(found("ex.B"), "ex.B");
+        assert_eq!(found("other.C"), "ex.B.C");
+        assert_eq!(found("ConnectDefault1"), "ex.A");
+        assert_eq!(
+            schema.indexes_of(&message_for(&schema, "C").unwrap()),
+            [1, 0]
+        );
+    }
+}
