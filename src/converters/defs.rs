@@ -213,12 +213,11 @@ pub fn protobuf() -> ConfigDef {
             doc,
         )
     };
-    let refused = " (not supported yet: true is refused)";
-    avro()
+    let mut def = avro()
         .define(boolean(
             "enhanced.protobuf.schema.support",
             "false",
-            &format!("Enable enhanced schema support to preserve package information{refused}."),
+            "Whether messages, enums and oneofs read are named by their full names (package included), not their simple names.",
         ))
         .define(boolean(
             "generate.index.for.unions",
@@ -228,31 +227,44 @@ pub fn protobuf() -> ConfigDef {
         .define(boolean(
             "scrub.invalid.names",
             "false",
-            &format!("Whether to scrub invalid names{refused}."),
+            "Whether names written that are not valid Protobuf identifiers are made valid (URL-encoded, other characters _, an x in front of a leading digit or _).",
         ))
         .define(boolean(
             "optional.for.nullables",
             "false",
-            "Whether optional Connect fields are written as proto3 optional fields.",
+            "Whether optional Connect fields are written as proto3 optional fields, and only optional fields read as optional scalars.",
         ))
         .define(boolean(
             "wrapper.for.nullables",
             "false",
-            &format!("Whether optional Connect fields are written as wrapper types{refused}."),
+            "Whether optional primitive Connect fields are written as google.protobuf wrapper types, and wrapper fields read as optional primitives (other scalars then read as required).",
         ))
         .define(boolean(
             "wrapper.for.raw.primitives",
             "true",
-            "Whether google.protobuf wrapper types are read as optional primitives.",
+            "Whether a record whose message is a google.protobuf wrapper type reads as its primitive.",
         ))
         .define(boolean(
             "int.for.enums",
             "false",
-            &format!("Whether enums are read as INT32{refused}."),
+            "Whether enums are read as INT32 (their numbers) rather than STRING (their names).",
         ))
         .define(boolean(
             "generate.struct.for.nulls",
             "false",
-            &format!("Whether null values are written as structs{refused}."),
-        ))
+            "Whether a field that is not set reads as its default (a message as its default struct) rather than null.",
+        ));
+    def.define_or_replace(ConfigKey::new(
+        "use.latest.version",
+        ConfigType::Boolean,
+        value("false"),
+        Importance::High,
+        "Use the latest version of the schema in the subject (with auto.register.schemas=false): the record is projected onto it.",
+    ));
+    def.define_or_replace(boolean(
+        "latest.compatibility.strict",
+        "true",
+        "Whether the latest schema (use.latest.version) must be backward compatible with the record's own schema.",
+    ));
+    def
 }

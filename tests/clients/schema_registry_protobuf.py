@@ -9,6 +9,12 @@ Usage:
       produces COUNT ex.Reading records with ProtobufSerializer (which registers both files itself).
   schema_registry_protobuf.py consume REGISTRY_URL BOOTSTRAP TOPIC COUNT
       reads COUNT records of a one-string-field message (`line`) with ProtobufDeserializer.
+  schema_registry_protobuf.py produce-shapes REGISTRY_URL BOOTSTRAP TOPIC
+      produces three ex.Shape records (a oneof `kind` of `radius` or `side`, an enum `color`) with
+      ProtobufSerializer (which registers the file as a base64 FileDescriptorProto).
+  schema_registry_protobuf.py consume-shapes REGISTRY_URL BOOTSTRAP TOPIC COUNT
+      reads COUNT ex.Shape records with ProtobufDeserializer: each one's id, oneof branch and value,
+      and color name.
 """
 
 import json
@@ -50,6 +56,21 @@ def reading_class():
         ("sensor", 1, F.TYPE_STRING, None), ("value", 2, F.TYPE_DOUBLE, None),
         ("place", 3, F.TYPE_MESSAGE, ".ex.Address"), ("count", 4, F.TYPE_INT32, None)])])
     return classes(address, reading)("ex.Reading")
+
+
+def shape_class():
+    f = descriptor_pb2.FileDescriptorProto(name="ex/shape.proto", package="ex", syntax="proto3")
+    m = f.message_type.add(name="Shape")
+    m.field.add(name="id", number=1, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+    m.oneof_decl.add(name="kind")
+    m.field.add(name="radius", number=2, type=F.TYPE_DOUBLE, label=F.LABEL_OPTIONAL, oneof_index=0)
+    m.field.add(name="side", number=3, type=F.TYPE_INT64, label=F.LABEL_OPTIONAL, oneof_index=0)
+    m.field.add(name="color", number=4, type=F.TYPE_ENUM, label=F.LABEL_OPTIONAL,
+                type_name=".ex.Shape.Color")
+    color = m.enum_type.add(name="Color")
+    for number, name in enumerate(["RED", "GREEN", "BLUE"]):
+        color.value.add(name=name, number=number)
+    return classes(f)("ex.Shape")
 
 
 def registry(url):
@@ -112,9 +133,55 @@ def consume(url, bootstrap, topic, count):
     print(json.dumps({"values": values, "ids": ids}))
 
 
+def produce_shapes(url, bootstrap, topic):
+    from confluent_kafka import Producer
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    shape = shape_class()
+    serializer = ProtobufSerializer(shape, SchemaRegistryClient({"url": url}), {"use.deprecated.format": False})
+    producer = Producer({"bootstrap.servers": bootstrap})
+    values = [shape(id="a", radius=1.5, color=1), shape(id="b", side=4, color=2), shape(id="c")]
+    for value in values:
+        producer.produce(topic, serializer(value, SerializationContext(topic, MessageField.VALUE)))
+    left = producer.flush(30)
+    print(json.dumps({"produced": len(values), "unsent": left}))
+
+
+def consume_shapes(url, bootstrap, topic, count):
+    from confluent_kafka import Consumer
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    shape = shape_class()
+    deserializer = ProtobufDeserializer(shape, {"use.deprecated.format": False},
+                                        SchemaRegistryClient({"url": url}))
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "pb-shapes",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    shapes, ids = [], []
+    for _ in range(300):
+        message = consumer.poll(0.1)
+        if message is None or message.error():
+            continue
+        ids.append(int.from_bytes(message.value()[1:5], "big"))
+        value = deserializer(message.value(), SerializationContext(topic, MessageField.VALUE))
+        kind = value.WhichOneof("kind")
+        shapes.append({"id": value.id, "kind": kind, "size": getattr(value, kind) if kind else None,
+                       "color": shape.DESCRIPTOR.enum_types_by_name["Color"].values_by_number[value.color].name})
+        if len(shapes) == count:
+            break
+    consumer.close()
+    print(json.dumps({"shapes": shapes, "ids": ids}))
+
+
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
-    if mode == "registry":
+    if mode == "produce-shapes":
+        produce_shapes(args[0], args[1], args[2])
+    elif mode == "consume-shapes":
+        consume_shapes(args[0], args[1], args[2], int(args[3]))
+    elif mode == "registry":
         registry(args[0])
     elif mode == "produce":
         produce(args[0], args[1], args[2], int(args[3]))

@@ -2,7 +2,9 @@
 //! client (`confluent-kafka[protobuf,schemaregistry]`, installed by `scripts/install-test-deps`): the
 //! client registers, looks up and checks Protobuf schemas with a reference; its ProtobufSerializer
 //! produces through the Kafka listener for a FileStreamSink with ProtobufConverter, and its
-//! ProtobufDeserializer reads what a FileStreamSource wrote with it. Hostile records go to the DLQ.
+//! ProtobufDeserializer reads what a FileStreamSource wrote with it; enums and oneofs go through
+//! Connect and back; `use.latest.version` writes with a subject's latest schema. Hostile records go to
+//! the DLQ.
 
 use serde_json::{json, Value as Json};
 
@@ -236,5 +238,231 @@ async fn protobuf_converter_sends_records_it_cannot_read_to_the_dead_letter_queu
     );
     let status = r.api.get("/connectors/pb-dlq/status").await.unwrap().1;
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
+    r.stop().await;
+}
+
+const PROTOBUF: &str = "io.confluent.connect.protobuf.ProtobufConverter";
+
+/// The stored values of `topic`'s partition 0, as bytes, once there are `n`.
+async fn stored_values(r: &RegistryWorker, topic: &str, n: usize) -> Vec<Vec<u8>> {
+    use base64::Engine as _;
+    common::wait_for(&format!("{n} records in {topic}"), DEADLINE, || async {
+        let answer = r
+            .api
+            .request(
+                reqwest::Method::GET,
+                &format!("/topics/{topic}/partitions/0/records?offset=0&timeout=100"),
+            )
+            .header("Accept", "application/vnd.kafka.binary.v2+json")
+            .send()
+            .await
+            .ok()?;
+        let body: Json = answer.json().await.ok()?;
+        let values: Vec<Vec<u8>> = body
+            .as_array()?
+            .iter()
+            .filter_map(|r| r["value"].as_str())
+            .map(|v| base64::engine::general_purpose::STANDARD.decode(v).unwrap())
+            .collect();
+        (values.len() >= n).then_some(values)
+    })
+    .await
+}
+
+fn schema_id(framed: &[u8]) -> i64 {
+    assert_eq!(framed[0], 0, "the magic byte");
+    i64::from(u32::from_be_bytes([
+        framed[1], framed[2], framed[3], framed[4],
+    ]))
+}
+
+/// A FileStreamSource on `file` into `topic` whose lines become `Struct{line=…}` (an unnamed struct:
+/// message `ConnectDefault1`), written with ProtobufConverter with `extra` converter keys.
+fn line_source(
+    name: &str,
+    file: &std::path::Path,
+    topic: &str,
+    registry: &str,
+    extra: &[(&str, &str)],
+) -> Json {
+    let mut c = common::file_source(name, file, topic);
+    let config = &mut c["config"];
+    config["transforms"] = json!("hoist");
+    config["transforms.hoist.type"] = json!("org.apache.kafka.connect.transforms.HoistField$Value");
+    config["transforms.hoist.field"] = json!("line");
+    config["value.converter"] = json!(PROTOBUF);
+    config["value.converter.schema.registry.url"] = json!(registry);
+    for (k, v) in extra {
+        config[format!("value.converter.{k}")] = json!(v);
+    }
+    c
+}
+
+/// `use.latest.version=true` with `auto.register.schemas=false`: records are written with the subject's
+/// latest `.proto` (its ID, its message index, its extra field unset), nothing is registered, and a sink
+/// reads them back; with `latest.compatibility.strict` a latest schema that cannot read the record's own
+/// (a field's type changed) fails the task naming the subject, the ID and the difference.
+#[tokio::test(flavor = "multi_thread")]
+async fn use_latest_version_writes_with_the_subjects_latest_protobuf_schema() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let latest = json!({"schemaType": "PROTOBUF", "schema": "syntax = \"proto3\";\n\nmessage Other {\n  int32 x = 1;\n}\nmessage ConnectDefault1 {\n  string line = 1;\n  string note = 2;\n}\n"});
+    let (status, body) = r.post("/subjects/lines-value/versions", latest).await;
+    assert_eq!(status, 200, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    let file = dir.path().join("in.txt");
+    common::append_lines(&file, ["first".to_string(), "second".to_string()]);
+    let keys = [
+        ("auto.register.schemas", "false"),
+        ("use.latest.version", "true"),
+    ];
+    common::create_through(
+        &r.api,
+        line_source("latest", &file, "lines", &r.registry, &keys),
+    )
+    .await;
+    let values = stored_values(&r, "lines", 2).await;
+    assert_eq!(
+        values.iter().map(|v| schema_id(v)).collect::<Vec<_>>(),
+        vec![id, id]
+    );
+    // Message index [1] (count 1, index 1, zig-zag), then field 1 "first"; note (field 2) unset.
+    assert_eq!(&values[0][5..], b"\x02\x02\x0a\x05first", "{values:?}");
+    let (_, versions) = r.get("/subjects/lines-value/versions").await;
+    assert_eq!(versions, json!([1]), "nothing registered");
+    let sink_file = dir.path().join("out.txt");
+    let mut sink = common::file_sink("back", &sink_file, "lines");
+    sink["config"]["value.converter"] = json!(PROTOBUF);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    common::create_through(&r.api, sink).await;
+    let lines = common::wait_for("the sink's 2 lines", DEADLINE, || async {
+        let l = common::lines(&sink_file);
+        (l.len() >= 2).then_some(l)
+    })
+    .await;
+    assert_eq!(lines[0], "Struct{line=first,note=}", "{lines:?}");
+    // A latest schema whose `line` is an int32 cannot read the record's string.
+    let changed = json!({"schemaType": "PROTOBUF", "schema": "syntax = \"proto3\";\n\nmessage ConnectDefault1 {\n  int32 line = 1;\n}\n"});
+    let (_, body) = r.post("/subjects/strict-value/versions", changed).await;
+    let strict_id = body["id"].as_i64().unwrap();
+    common::create_through(
+        &r.api,
+        line_source("strict", &file, "strict", &r.registry, &keys),
+    )
+    .await;
+    let trace = common::wait_for("the strict task to fail", DEADLINE, || async {
+        let (_, status) = r.api.get("/connectors/strict/status").await.ok()?;
+        let task = &status["tasks"][0];
+        (task["state"] == "FAILED").then(|| task["trace"].as_str().unwrap_or_default().to_string())
+    })
+    .await;
+    assert!(trace.contains("cannot read the record's schema"), "{trace}");
+    assert!(
+        trace.contains("strict-value") && trace.contains(&format!("ID {strict_id}")),
+        "{trace}"
+    );
+    assert!(trace.contains("FIELD_SCALAR_KIND_CHANGED"), "{trace}");
+    r.stop().await;
+}
+
+/// An enum and a oneof both ways: Confluent's ProtobufSerializer produces `ex.Shape` records (a oneof
+/// `kind` of `radius` or `side`, an enum `color`) that a FileStreamSink with ProtobufConverter decodes
+/// (the oneof as Confluent's `io.confluent.connect.protobuf.Union` struct, the enum as its symbol);
+/// ProtobufConverter writes the decoded records back to another topic as a source task's records are
+/// written (registering a `.proto` with the oneof and the enum), and Confluent's ProtobufDeserializer
+/// reads them as the same shapes.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn enums_and_oneofs_go_from_confluents_serializer_through_connect_and_back() {
+    use base64::Engine as _;
+    let dir = common::tempdir();
+    let r = RegistryWorker::launch(dir.path(), &[], true).await;
+    let bootstrap = r.bootstrap.clone().unwrap();
+    let py = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        crate::schema_registry::python("schema_registry_protobuf.py", &args).await
+    };
+    let produced = py(vec![
+        "produce-shapes".into(),
+        r.registry.clone(),
+        bootstrap.clone(),
+        "shapes".into(),
+    ])
+    .await;
+    assert_eq!(produced["unsent"], 0, "{produced}");
+    let sink_file = dir.path().join("shapes.txt");
+    let mut sink = common::file_sink("shapes-sink", &sink_file, "shapes");
+    sink["config"]["value.converter"] = json!(PROTOBUF);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    common::create_through(&r.api, sink).await;
+    let lines = common::wait_for("the sink to write 3 lines", DEADLINE, || async {
+        let l = common::lines(&sink_file);
+        (l.len() >= 3).then_some(l)
+    })
+    .await;
+    assert_eq!(
+        lines[0], "Struct{kind_0=Struct{radius=1.5},id=a,color=GREEN}",
+        "{lines:?}"
+    );
+    assert_eq!(
+        lines[1], "Struct{kind_0=Struct{side=4},id=b,color=BLUE}",
+        "{lines:?}"
+    );
+    assert_eq!(lines[2], "Struct{id=c,color=RED}", "{lines:?}");
+    // The decoded records written back with ProtobufConverter, as a source task's would be.
+    let mut props = std::collections::BTreeMap::new();
+    props.insert("schema.registry.url".to_string(), r.registry.clone());
+    let converter = liteconnect::plugins::new_converter(PROTOBUF, &props, false).unwrap();
+    let stored = stored_values(&r, "shapes", 3).await;
+    let mut records = Vec::new();
+    for bytes in &stored {
+        let read =
+            tokio::task::block_in_place(|| converter.to_connect("shapes", Some(bytes))).unwrap();
+        let written = tokio::task::block_in_place(|| {
+            converter.from_connect("shapes-back", read.schema.as_deref(), &read.value)
+        })
+        .unwrap()
+        .unwrap();
+        records.push(json!({"value": base64::engine::general_purpose::STANDARD.encode(written)}));
+    }
+    let answer = r
+        .api
+        .request(reqwest::Method::POST, "/topics/shapes-back")
+        .header("content-type", "application/vnd.kafka.binary.v2+json")
+        .body(json!({"records": records}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let (_, subject) = r.get("/subjects/shapes-back-value/versions/latest").await;
+    let text = subject["schema"].as_str().unwrap();
+    assert!(text.contains("oneof kind {"), "{text}");
+    assert!(text.contains("Color color = 4;"), "{text}");
+    assert!(
+        text.contains("enum Color {\n    RED = 0;\n    GREEN = 1;\n    BLUE = 2;\n  }"),
+        "{text}"
+    );
+    let read = py(vec![
+        "consume-shapes".into(),
+        r.registry.clone(),
+        bootstrap,
+        "shapes-back".into(),
+        "3".into(),
+    ])
+    .await;
+    assert_eq!(
+        read["shapes"],
+        json!([
+            {"id": "a", "kind": "radius", "size": 1.5, "color": "GREEN"},
+            {"id": "b", "kind": "side", "size": 4, "color": "BLUE"},
+            {"id": "c", "kind": null, "size": null, "color": "RED"},
+        ]),
+        "{read}"
+    );
+    assert_eq!(
+        read["ids"],
+        json!([subject["id"], subject["id"], subject["id"]]),
+        "{read}"
+    );
     r.stop().await;
 }

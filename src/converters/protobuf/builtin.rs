@@ -77,6 +77,43 @@ message TimeOfDay {
 }
 "#;
 
+/// `google/protobuf/wrappers.proto` as the schema of a record whose value is not a struct: Confluent
+/// writes such a value as the wrapper message of its type, registering the wrappers' file.
+pub const WRAPPERS: &str = r#"syntax = "proto3";
+package google.protobuf;
+
+option java_package = "com.google.protobuf";
+option java_outer_classname = "WrappersProto";
+
+message DoubleValue {
+  double value = 1;
+}
+message FloatValue {
+  float value = 1;
+}
+message Int64Value {
+  int64 value = 1;
+}
+message UInt64Value {
+  uint64 value = 1;
+}
+message Int32Value {
+  int32 value = 1;
+}
+message UInt32Value {
+  uint32 value = 1;
+}
+message BoolValue {
+  bool value = 1;
+}
+message StringValue {
+  string value = 1;
+}
+message BytesValue {
+  bytes value = 1;
+}
+"#;
+
 /// The built-in imports, by import path.
 pub const FILES: &[(&str, &str)] = &[
     ("confluent/meta.proto", META),

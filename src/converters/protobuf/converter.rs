@@ -11,54 +11,49 @@ use std::sync::{Arc, Mutex};
 use prost::Message;
 use prost_reflect::{DynamicMessage, MessageDescriptor};
 
-use super::connect::{from_connect, message_schema, to_connect, ReadOptions};
+use super::connect::{from_connect, message_schema, to_connect_with, ReadOptions};
+use super::latest::Latest;
 use super::schema::ProtoSchema;
-use super::text::ToProto;
-use crate::converters::registry::client::config_error;
+use super::text::{ToProto, WriteOptions};
+use crate::converters::registry::client::FetchedSchema;
 use crate::converters::registry::client::{bounded_insert, cached, read_framed};
 use crate::converters::registry::{frame, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
+use crate::data::project::project;
 use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 
 /// Confluent's class name.
 pub const CLASS: &str = "io.confluent.connect.protobuf.ProtobufConverter";
 
-/// Refuses the settings whose behaviour this converter does not have, naming the key.
-fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError> {
-    for (key, default) in [
-        ("use.latest.version", false),
-        ("enhanced.protobuf.schema.support", false),
-        ("scrub.invalid.names", false),
-        ("wrapper.for.nullables", false),
-        ("int.for.enums", false),
-        ("generate.struct.for.nulls", false),
-    ] {
-        if config_bool(config, key, default)? != default {
-            let value = config.get(key).map_or("", String::as_str);
-            return Err(config_error(
-                key,
-                value,
-                "This ProtobufConverter does not support this setting yet",
-            ));
-        }
-    }
-    Ok(())
+/// A Connect schema written: its `.proto` text, its message's full name, descriptor and indexes, and the
+/// compiled schema.
+#[derive(Debug)]
+pub(super) struct Written {
+    pub(super) text: String,
+    pub(super) full: String,
+    pub(super) desc: MessageDescriptor,
+    pub(super) indexes: Vec<i32>,
+    pub(super) compiled: ProtoSchema,
 }
 
-/// A Connect schema written: its `.proto` text, its message's full name, descriptor and indexes.
-type Written = Arc<(String, String, MessageDescriptor, Vec<i32>)>;
 /// A message read: its descriptor and the Connect schema made of it.
 type Read = Arc<(MessageDescriptor, SchemaRef)>;
 
 /// Confluent's ProtobufConverter.
 #[derive(Debug)]
 pub struct ProtobufConverter {
-    registry: RegistryClient,
-    optional_for_nullables: bool,
-    read: ReadOptions,
-    last: Mutex<Option<(Schema, Written)>>,
+    pub(super) registry: RegistryClient,
+    write: WriteOptions,
+    pub(super) read: ReadOptions,
+    last: Mutex<Option<(Schema, Arc<Written>)>>,
     schemas: Mutex<HashMap<u32, Arc<ProtoSchema>>>,
     messages: Mutex<HashMap<(u32, Vec<i32>), Read>>,
+    /// `use.latest.version`: records are written with their subject's latest schema.
+    use_latest: bool,
+    /// `latest.compatibility.strict` (default true): that schema must read the record's own.
+    pub(super) strict: bool,
+    /// Subject → its latest version, read once.
+    pub(super) latest: Mutex<HashMap<String, Arc<Latest>>>,
 }
 
 /// Confluent's message indexes: a zig-zag varint count then each index; `[0]` as the single byte 0.
@@ -118,37 +113,46 @@ impl ProtobufConverter {
     /// A converter from its config keys (prefix already stripped).
     ///
     /// # Errors
-    /// A message naming the key (see [`RegistryConfig::from_map`]), or a key whose behaviour this
-    /// converter does not have.
+    /// A message naming the key (see [`RegistryConfig::from_map`]).
     pub fn from_config(config: &crate::connectors::Props) -> Result<Self, DataError> {
         let registry = RegistryConfig::from_map(config)?;
-        refuse_unsupported(config)?;
+        let key = |k: &str, default: bool| config_bool(config, k, default);
+        let optional_for_nullables = key("optional.for.nullables", false)?;
+        let wrapper_for_nullables = key("wrapper.for.nullables", false)?;
         Ok(ProtobufConverter {
             registry: RegistryClient::new(registry),
-            optional_for_nullables: config_bool(config, "optional.for.nullables", false)?,
+            write: WriteOptions {
+                optional_for_nullables,
+                wrapper_for_nullables,
+                scrub: key("scrub.invalid.names", false)?,
+            },
             read: ReadOptions {
-                index_for_unions: config_bool(config, "generate.index.for.unions", true)?,
-                wrapper_for_raw_primitives: config_bool(
-                    config,
-                    "wrapper.for.raw.primitives",
-                    true,
-                )?,
+                index_for_unions: key("generate.index.for.unions", true)?,
+                wrapper_for_raw_primitives: key("wrapper.for.raw.primitives", true)?,
+                wrapper_for_nullables,
+                optional_for_nullables,
+                int_for_enums: key("int.for.enums", false)?,
+                enhanced: key("enhanced.protobuf.schema.support", false)?,
+                struct_for_nulls: key("generate.struct.for.nulls", false)?,
             },
             last: Mutex::new(None),
             schemas: Mutex::new(HashMap::new()),
             messages: Mutex::new(HashMap::new()),
+            use_latest: key("use.latest.version", false)?,
+            strict: key("latest.compatibility.strict", true)?,
+            latest: Mutex::new(HashMap::new()),
         })
     }
 
     /// The `.proto` text, message name and descriptor of a Connect schema; the last one's when the same.
-    fn written(&self, schema: &Schema) -> Result<Written, DataError> {
+    fn written(&self, schema: &Schema) -> Result<Arc<Written>, DataError> {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((s, w)) = last.as_ref() {
             if s == schema {
                 return Ok(w.clone());
             }
         }
-        let (text, full) = ToProto::new(self.optional_for_nullables).file(schema)?;
+        let (text, full) = ToProto::with(self.write).file(schema)?;
         let invalid = |e: String| {
             DataError::new(format!(
                 "The Protobuf schema made of the Connect schema is invalid: {e}"
@@ -161,7 +165,13 @@ impl ProtobufConverter {
             .get_message_by_name(&full)
             .ok_or_else(|| invalid(format!("no message {full}")))?;
         let indexes = compiled.indexes_of(&desc);
-        let w = Arc::new((text, full, desc, indexes));
+        let w = Arc::new(Written {
+            text,
+            full,
+            desc,
+            indexes,
+            compiled,
+        });
         *last = Some((schema.clone(), w.clone()));
         Ok(w)
     }
@@ -172,9 +182,25 @@ impl ProtobufConverter {
             return Ok(s);
         }
         let fetched = self.registry.schema_by_id(id)?;
+        let parsed = Arc::new(self.parse_fetched(&fetched, &format!("ID {id}"))?);
+        bounded_insert(
+            &self.schemas,
+            id,
+            parsed.clone(),
+            self.registry.config.cache_size,
+        );
+        Ok(parsed)
+    }
+
+    /// A fetched schema compiled with the files its references name (their own references too).
+    pub(super) fn parse_fetched(
+        &self,
+        fetched: &FetchedSchema,
+        what: &str,
+    ) -> Result<ProtoSchema, DataError> {
         if fetched.schema_type != "PROTOBUF" {
             return Err(DataError::new(format!(
-                "The schema with ID {id} is of type {}, not PROTOBUF",
+                "The schema with {what} is of type {}, not PROTOBUF",
                 fetched.schema_type
             )));
         }
@@ -184,16 +210,8 @@ impl ProtobufConverter {
             .into_iter()
             .map(|(name, r)| (name, r.schema))
             .collect();
-        let parsed = ProtoSchema::parse(&fetched.schema, files)
-            .map_err(|e| DataError::new(format!("The schema with ID {id} is invalid: {e}")))?;
-        let parsed = Arc::new(parsed);
-        bounded_insert(
-            &self.schemas,
-            id,
-            parsed.clone(),
-            self.registry.config.cache_size,
-        );
-        Ok(parsed)
+        ProtoSchema::parse(&fetched.schema, files)
+            .map_err(|e| DataError::new(format!("The schema with {what} is invalid: {e}")))
     }
 
     fn message(&self, id: u32, indexes: Vec<i32>) -> Result<Read, DataError> {
@@ -229,20 +247,35 @@ impl Converter for ProtobufConverter {
             DataError::new("ProtobufConverter needs a schema: this record's value has none")
         })?;
         let written = self.written(schema)?;
-        let (text, full, desc, indexes) = written.as_ref();
-        let subject = self.registry.subject(topic, Some(full))?;
+        let subject = self.registry.subject(topic, Some(written.full.as_str()))?;
+        let fail = |e: DataError| {
+            DataError::new(format!(
+                "Failed to serialize Protobuf data from topic {topic}: subject {subject}: {e}"
+            ))
+        };
+        let mut out = Vec::with_capacity(64);
+        if self.use_latest && !self.registry.config.auto_register {
+            let latest = self.latest(&subject, &written).map_err(fail)?;
+            let projected = project(schema, value, &latest.connect).map_err(|e| {
+                fail(DataError::new(format!(
+                    "the record does not fit the latest schema (ID {}): {e}",
+                    latest.id
+                )))
+            })?;
+            let msg = from_connect(&latest.connect, &projected, &latest.desc).map_err(fail)?;
+            frame(latest.id, &mut out);
+            write_indexes(&latest.indexes, &mut out);
+            msg.encode(&mut out)
+                .map_err(|e| DataError::new(format!("Protobuf encoding failed: {e}")))?;
+            return Ok(Some(out));
+        }
         let id = self
             .registry
-            .id_for(&subject, "PROTOBUF", text)
-            .map_err(|e| {
-                DataError::new(format!(
-                    "Failed to serialize Protobuf data from topic {topic}: subject {subject}: {e}"
-                ))
-            })?;
-        let msg: DynamicMessage = from_connect(schema, value, desc)?;
-        let mut out = Vec::with_capacity(64);
+            .id_for(&subject, "PROTOBUF", &written.text)
+            .map_err(fail)?;
+        let msg: DynamicMessage = from_connect(schema, value, &written.desc)?;
         frame(id, &mut out);
-        write_indexes(indexes, &mut out);
+        write_indexes(&written.indexes, &mut out);
         msg.encode(&mut out)
             .map_err(|e| DataError::new(format!("Protobuf encoding failed: {e}")))?;
         Ok(Some(out))
@@ -255,7 +288,7 @@ impl Converter for ProtobufConverter {
             let (desc, connect) = read.as_ref();
             let msg = DynamicMessage::decode(desc.clone(), body)
                 .map_err(|e| DataError::new(e.to_string()))?;
-            let value = to_connect(&msg, connect)?;
+            let value = to_connect_with(&msg, connect, self.read.struct_for_nulls)?;
             Ok(SchemaAndValue::new(Some(connect.clone()), value))
         })
     }

@@ -13,10 +13,7 @@ use crate::converters::json::{JsonConverter, JsonConverterConfig};
 use crate::converters::Converter;
 
 /// How messages are read for display: Confluent's defaults.
-const READ: ReadOptions = ReadOptions {
-    index_for_unions: true,
-    wrapper_for_raw_primitives: true,
-};
+const READ: ReadOptions = ReadOptions::CONFLUENT;
 
 impl ProtoSchema {
     /// A payload (message indexes, then the message) as JSON.

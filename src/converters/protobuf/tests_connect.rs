@@ -5,16 +5,14 @@ use prost_reflect::DynamicMessage;
 
 use super::connect::{from_connect, message_schema, to_connect, ReadOptions};
 use super::converter::{read_indexes, write_indexes, ProtobufConverter};
+use super::names::{ENUM_PARAMETER, TAG_PARAMETER, TYPE_PARAMETER};
 use super::schema::ProtoSchema;
 use super::text::ToProto;
 use crate::converters::Converter;
 use crate::data::logical;
-use crate::data::{Schema, SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
+use crate::data::{SchemaBuilder, SchemaRef, SchemaType, Struct, Value};
 
-const OPTS: ReadOptions = ReadOptions {
-    index_for_unions: true,
-    wrapper_for_raw_primitives: true,
-};
+const OPTS: ReadOptions = ReadOptions::CONFLUENT;
 
 fn prim(t: SchemaType) -> SchemaRef {
     SchemaBuilder::new(t).build()
@@ -175,7 +173,16 @@ fn every_connect_type_and_logical_type_round_trips() {
     assert!(text.contains("int32 i8 = 1 [(confluent.field_meta) = { params: [{ key: \"connect.type\", value: \"int8\" }] }];"), "{text}");
     assert!(text.contains("confluent.type.Decimal dec = 14"), "{text}");
     assert!(text.contains("map<string, int32> m = 12;"), "{text}");
-    assert_eq!(read.name.as_deref(), Some("ex.Row"));
+    // Confluent names a message's struct by its simple name (its full name when enhanced).
+    assert_eq!(read.name.as_deref(), Some("Row"));
+    assert_eq!(
+        read.field("i64")
+            .unwrap()
+            .schema
+            .parameters
+            .get(TAG_PARAMETER),
+        Some(&"4".to_string())
+    );
     for (name, _, _, expected) in &rows {
         match (field(&back, name), expected) {
             // Read back as the nested message `ex.Row.Inner`, every field optional: the values compare.
@@ -254,9 +261,30 @@ fn oneofs_enums_and_wrappers_read_as_confluent_maps_them() {
     assert_eq!(field(field(&back, "choice_0"), "n"), &Value::Null);
     assert_eq!(field(&back, "e"), &Value::String("ONE".into()));
     assert_eq!(field(&back, "w"), &Value::Null);
+    // A wrapper field is a struct unless wrapper.for.nullables.
     assert_eq!(
         schema.field("w").unwrap().schema.schema_type,
-        SchemaType::String
+        SchemaType::Struct
+    );
+    let e = &schema.field("e").unwrap().schema;
+    assert_eq!(e.name.as_deref(), Some("E"));
+    assert_eq!(e.parameters.get(ENUM_PARAMETER), Some(&"E".to_string()));
+    assert_eq!(
+        e.parameters.get(&format!("{ENUM_PARAMETER}.ONE")),
+        Some(&"1".to_string())
+    );
+    assert_eq!(
+        schema.field("choice_0").unwrap().schema.name.as_deref(),
+        Some("io.confluent.connect.protobuf.Union.choice")
+    );
+    assert_eq!(
+        schema
+            .field("z")
+            .unwrap()
+            .schema
+            .parameters
+            .get(TYPE_PARAMETER),
+        Some(&"sint64".to_string())
     );
     assert_eq!(field(&back, "z"), &Value::Int64(-5));
     assert_eq!(field(&back, "u"), &Value::Int64(i64::from(u32::MAX)));
@@ -264,14 +292,27 @@ fn oneofs_enums_and_wrappers_read_as_confluent_maps_them() {
         &desc,
         ReadOptions {
             index_for_unions: false,
-            wrapper_for_raw_primitives: false,
+            wrapper_for_nullables: true,
+            int_for_enums: true,
+            enhanced: true,
+            ..OPTS
         },
     );
     assert_eq!(plain.fields[0].name, "choice");
+    assert_eq!(plain.name.as_deref(), Some("A"));
     assert_eq!(
-        plain.field("w").unwrap().schema.schema_type,
-        SchemaType::Struct
+        plain.fields[0].schema.name.as_deref(),
+        Some("io.confluent.connect.protobuf.Union.A.choice")
     );
+    let w = &plain.field("w").unwrap().schema;
+    assert_eq!((w.schema_type, w.optional), (SchemaType::String, true));
+    let z = &plain.field("z").unwrap().schema;
+    assert!(!z.optional, "wrapper.for.nullables: scalars are required");
+    let e = &plain.field("e").unwrap().schema;
+    assert_eq!(e.schema_type, SchemaType::Int32);
+    assert_eq!(e.name.as_deref(), Some("E"));
+    let back = to_connect(&msg, &plain).unwrap();
+    assert_eq!(field(&back, "e"), &Value::Int32(1));
 }
 
 #[test]
@@ -305,7 +346,7 @@ fn converter(extra: &[(&str, &str)]) -> Result<ProtobufConverter, crate::data::D
 }
 
 #[test]
-fn the_converter_refuses_unframed_data_and_unsupported_keys_before_any_registry_call() {
+fn the_converter_refuses_unframed_data_and_bad_key_values_before_any_registry_call() {
     let c = converter(&[]).unwrap();
     for data in [&b"{}"[..], &[0, 0, 0][..], &[1, 0, 0, 0, 1, 2][..]] {
         let e = c.to_connect("t", Some(data)).unwrap_err();
@@ -318,14 +359,11 @@ fn the_converter_refuses_unframed_data_and_unsupported_keys_before_any_registry_
     );
     assert_eq!(c.to_connect("t", None).unwrap().value, Value::Null);
     assert_eq!(c.from_connect("t", None, &Value::Null).unwrap(), None);
+    let array = SchemaBuilder::array(prim(SchemaType::String)).build();
     let e = c
-        .from_connect(
-            "t",
-            Some(&Schema::new(SchemaType::String)),
-            &Value::String("x".into()),
-        )
+        .from_connect("t", Some(&array), &Value::Array(vec![]))
         .unwrap_err();
-    assert!(e.0.contains("only a STRUCT"), "{e}");
+    assert!(e.0.contains("only a STRUCT or a primitive"), "{e}");
     for key in [
         "use.latest.version",
         "enhanced.protobuf.schema.support",
@@ -334,7 +372,8 @@ fn the_converter_refuses_unframed_data_and_unsupported_keys_before_any_registry_
         "int.for.enums",
         "generate.struct.for.nulls",
     ] {
-        let e = converter(&[(key, "true")]).unwrap_err();
+        assert!(converter(&[(key, "true")]).is_ok(), "{key}");
+        let e = converter(&[(key, "maybe")]).unwrap_err();
         assert!(e.0.contains(key), "{e}");
     }
     assert!(converter(&[
