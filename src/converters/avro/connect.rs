@@ -4,11 +4,12 @@
 //! and others as arrays of `io.confluent.connect.avro.MapEntry` records, the logical types with their
 //! Avro logical types, and `connect.name`, `connect.version`, `connect.doc`, `connect.parameters`.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value as Json};
 
+use super::named;
 use super::schema::{AvroSchema, NamedKind, Node};
 use crate::data::logical::{
     LogicalKind, DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
@@ -28,13 +29,15 @@ const PRECISION_PARAMETER: &str = "connect.decimal.precision";
 #[derive(Default)]
 pub struct ToAvro {
     unnamed: usize,
-    /// Named records already written, so a second use refers to the first by name.
-    written: BTreeMap<String, ()>,
+    /// Named types already written, so a second use refers to the first by name.
+    written: BTreeSet<String>,
     /// `connect.meta.data=false`: no `connect.doc`, `connect.version`, `connect.parameters`,
     /// `connect.name`.
     no_meta: bool,
     /// `scrub.invalid.names`: names made valid Avro names.
     scrub: bool,
+    /// `enhanced.avro.schema.support`: strings carrying an enum written as that enum.
+    enhanced: bool,
 }
 
 /// How a Connect schema is written as Avro: Confluent's `connect.meta.data` and `scrub.invalid.names`.
@@ -44,6 +47,10 @@ pub struct AvroOptions {
     pub meta: bool,
     /// Replace what Avro does not allow in names (default false).
     pub scrub: bool,
+    /// `enhanced.avro.schema.support` (default false): a Connect string carrying an Avro enum is
+    /// written as that enum, and a general union's branches that are named types are read as fields
+    /// named by the type's full name.
+    pub enhanced: bool,
 }
 
 impl Default for AvroOptions {
@@ -51,6 +58,7 @@ impl Default for AvroOptions {
         AvroOptions {
             meta: true,
             scrub: false,
+            enhanced: false,
         }
     }
 }
@@ -66,6 +74,7 @@ pub fn to_avro_with(schema: &Schema, options: AvroOptions) -> Json {
     ToAvro {
         no_meta: !options.meta,
         scrub: options.scrub,
+        enhanced: options.enhanced,
         ..ToAvro::default()
     }
     .schema(schema, true)
@@ -136,7 +145,51 @@ impl ToAvro {
         }
     }
 
+    /// The next name of an unnamed struct (or enum): `ConnectDefault`, then `ConnectDefault2`, …
+    fn default_name(&mut self) -> String {
+        self.unnamed += 1;
+        match self.unnamed {
+            1 => format!("{NAMESPACE}.{DEFAULT_NAME}"),
+            n => format!("{NAMESPACE}.{DEFAULT_NAME}{n}"),
+        }
+    }
+
+    /// A Connect string carrying an enum, as that enum (with `enhanced.avro.schema.support`).
+    fn enumeration(&mut self, schema: &Schema) -> Option<Json> {
+        if !self.enhanced {
+            return None;
+        }
+        named::enum_symbols(schema)?;
+        // The doc and default are kept under the Connect schema's simple name.
+        let name = match &schema.name {
+            Some(n) => self.name(named::simple_name(n)),
+            None => named::simple_name(&self.default_name()).to_string(),
+        };
+        named::enum_json(schema, &name)
+    }
+
+    /// A second use of an enum or fixed type already written: its name.
+    fn written_before(&mut self, schema: &Schema) -> Option<Json> {
+        let full = named::avro_full_name(schema, self.enhanced)?;
+        if self.written.insert(full.clone()) {
+            return None;
+        }
+        if self.enhanced && named::enum_name(schema).is_some() {
+            return Some(json!(full));
+        }
+        let parts: Vec<String> = full.split('.').map(|p| self.name(p)).collect();
+        Some(json!(parts.join(".")))
+    }
+
+    fn bytes(&self, schema: &Schema) -> Json {
+        let scrub = |n: &str| self.name(n);
+        named::fixed_json(schema, scrub).unwrap_or_else(|| json!("bytes"))
+    }
+
     fn required(&mut self, schema: &Schema) -> Json {
+        if let Some(name) = self.written_before(schema) {
+            return name;
+        }
         let mut props = Map::new();
         let base = match schema.logical() {
             Some(LogicalKind::Decimal(scale)) => {
@@ -148,49 +201,55 @@ impl ToAvro {
                 props.insert("scale".into(), json!(scale));
                 props.insert("precision".into(), json!(precision));
                 props.insert("logicalType".into(), json!("decimal"));
-                "bytes"
+                self.bytes(schema)
             }
             Some(LogicalKind::Date) => {
                 props.insert("logicalType".into(), json!("date"));
-                "int"
+                json!("int")
             }
             Some(LogicalKind::Time) => {
                 props.insert("logicalType".into(), json!("time-millis"));
-                "int"
+                json!("int")
             }
             Some(LogicalKind::Timestamp) => {
                 props.insert("logicalType".into(), json!("timestamp-millis"));
-                "long"
+                json!("long")
             }
             None => match schema.schema_type {
                 SchemaType::Int8 => {
                     props.insert("connect.type".into(), json!("int8"));
-                    "int"
+                    json!("int")
                 }
                 SchemaType::Int16 => {
                     props.insert("connect.type".into(), json!("int16"));
-                    "int"
+                    json!("int")
                 }
-                SchemaType::Int32 => "int",
-                SchemaType::Int64 => "long",
-                SchemaType::Float32 => "float",
-                SchemaType::Float64 => "double",
-                SchemaType::Boolean => "boolean",
-                SchemaType::String => "string",
-                SchemaType::Bytes => "bytes",
+                SchemaType::Int32 => json!("int"),
+                SchemaType::Int64 => json!("long"),
+                SchemaType::Float32 => json!("float"),
+                SchemaType::Float64 => json!("double"),
+                SchemaType::Boolean => json!("boolean"),
+                SchemaType::String => self.enumeration(schema).unwrap_or(json!("string")),
+                SchemaType::Bytes => self.bytes(schema),
                 SchemaType::Array => return self.array(schema),
                 SchemaType::Map => return self.map(schema),
                 SchemaType::Struct => return self.record(schema),
             },
         };
         self.props(schema, &mut props, true);
-        if props.is_empty() {
-            return json!(base);
+        match base {
+            Json::Object(mut named) => {
+                named.extend(props);
+                Json::Object(named)
+            }
+            base if props.is_empty() => base,
+            base => {
+                let mut out = Map::new();
+                out.insert("type".into(), base);
+                out.extend(props);
+                Json::Object(out)
+            }
         }
-        let mut out = Map::new();
-        out.insert("type".into(), json!(base));
-        out.extend(props);
-        Json::Object(out)
     }
 
     /// A struct read from a general union, written back as that union.
@@ -247,19 +306,13 @@ impl ToAvro {
     fn record(&mut self, schema: &Schema) -> Json {
         let full = match &schema.name {
             Some(n) => n.clone(),
-            None => {
-                self.unnamed += 1;
-                match self.unnamed {
-                    1 => format!("{NAMESPACE}.{DEFAULT_NAME}"),
-                    n => format!("{NAMESPACE}.{DEFAULT_NAME}{n}"),
-                }
-            }
+            None => self.default_name(),
         };
-        if self.written.contains_key(&full) {
+        if self.written.contains(&full) {
             let parts: Vec<String> = full.split('.').map(|p| self.name(p)).collect();
             return json!(parts.join("."));
         }
-        self.written.insert(full.clone(), ());
+        self.written.insert(full.clone());
         let (namespace, name) = match full.rsplit_once('.') {
             Some((ns, n)) => (
                 Some(
@@ -303,16 +356,40 @@ impl ToAvro {
     }
 }
 
-/// The Connect schema of a parsed Avro schema (the writer's, when reading).
+/// The Connect schema of a parsed Avro schema (the writer's, when reading), with the default options.
 ///
 /// # Errors
-/// A union other than `[null, T]` / `[T, null]`, which Connect cannot hold as one type.
+/// See [`to_connect_with`].
+#[cfg(test)]
 pub fn to_connect(schema: &AvroSchema, json: &Json) -> Result<SchemaRef, DataError> {
-    FromAvro { schema }.node(&schema.root, json, false)
+    to_connect_with(schema, json, AvroOptions::default())
+}
+
+/// The Connect schema of a parsed Avro schema (the writer's, when reading): `connect.meta.data` reads
+/// the Connect metadata, `enhanced.avro.schema.support` names a general union's named branches by full
+/// name.
+///
+/// # Errors
+/// A named type the schema does not define, or a type Connect has no type for.
+pub fn to_connect_with(
+    schema: &AvroSchema,
+    json: &Json,
+    options: AvroOptions,
+) -> Result<SchemaRef, DataError> {
+    FromAvro {
+        schema,
+        meta: options.meta,
+        enhanced: options.enhanced,
+    }
+    .node(&schema.root, json, false)
 }
 
 struct FromAvro<'a> {
     schema: &'a AvroSchema,
+    /// `connect.meta.data`: read docs and parameters.
+    meta: bool,
+    /// `enhanced.avro.schema.support`.
+    enhanced: bool,
 }
 
 /// The JSON object that describes a node, if the schema wrote one (for its properties).
@@ -320,13 +397,18 @@ fn props(json: &Json) -> Option<&Map<String, Json>> {
     json.as_object()
 }
 
-fn apply_connect_props(out: &mut Schema, json: &Json) {
+/// The `connect.*` properties of a node: the name and version always, the doc and parameters with
+/// `connect.meta.data` (`meta`), as Confluent reads them.
+fn apply_connect_props(out: &mut Schema, json: &Json, meta: bool) {
     let Some(p) = props(json) else { return };
     if let Some(name) = p.get("connect.name").and_then(Json::as_str) {
         out.name = Some(name.to_string());
     }
     if let Some(v) = p.get("connect.version").and_then(Json::as_i64) {
         out.version = i32::try_from(v).ok();
+    }
+    if !meta {
+        return;
     }
     if let Some(doc) = p.get("connect.doc").and_then(Json::as_str) {
         out.doc = Some(doc.to_string());
@@ -352,10 +434,32 @@ impl FromAvro<'_> {
                 s.value_schema = Some(self.node(values, child(json, "values"), false)?);
                 s
             }
-            Node::Named(name) => self.named(name, json)?,
+            Node::Named(name) => {
+                // A type used again by name takes its attributes from where it is defined.
+                let definition;
+                let json = match (json, self.schema.lookup(name)) {
+                    (Json::Object(o), _) if o.contains_key("name") => json,
+                    (_, None) => json,
+                    (_, Some(def)) => {
+                        definition = Json::Object(def.definition.clone());
+                        &definition
+                    }
+                };
+                let mut out = self.named(name, json)?;
+                out.optional = optional;
+                apply_connect_props(&mut out, json, self.meta);
+                if out
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(&format!("{NAMESPACE}.{DEFAULT_NAME}")))
+                {
+                    out.name = None;
+                }
+                return Ok(Arc::new(out));
+            }
         };
         out.optional = optional;
-        apply_connect_props(&mut out, json);
+        apply_connect_props(&mut out, json, self.meta);
         Ok(Arc::new(out))
     }
 
@@ -386,7 +490,7 @@ impl FromAvro<'_> {
                 continue;
             }
             s.fields.push(Field {
-                name: branch_name(branch),
+                name: branch_name(branch, self.enhanced),
                 index: s.fields.len(),
                 schema: self.node(branch, jsons.get(i).unwrap_or(&Json::Null), true)?,
             });
@@ -458,8 +562,26 @@ impl FromAvro<'_> {
             .lookup(name)
             .ok_or_else(|| DataError::new(format!("Unknown Avro type {name}")))?;
         Ok(match &def.kind {
-            NamedKind::Enum(..) => Schema::new(SchemaType::String),
-            NamedKind::Fixed(_) => Schema::new(SchemaType::Bytes),
+            NamedKind::Enum(symbols, default) => named::enum_to_connect(
+                &def.name,
+                symbols,
+                default.as_deref(),
+                &def.definition,
+                self.meta,
+            ),
+            NamedKind::Fixed(size) => {
+                let mut s = match json.get("logicalType").and_then(Json::as_str) {
+                    Some("decimal") => self.primitive("bytes", json)?,
+                    _ => {
+                        let mut s = Schema::new(SchemaType::Bytes);
+                        s.name = Some(def.name.clone());
+                        s
+                    }
+                };
+                s.parameters
+                    .insert(named::FIXED_SIZE.into(), size.to_string());
+                s
+            }
             NamedKind::Record(fields) => {
                 let mut s = Schema::new(SchemaType::Struct);
                 s.name = Some(def.name.clone());
@@ -478,11 +600,6 @@ impl FromAvro<'_> {
                         index,
                         schema,
                     });
-                }
-                if def.name == format!("{NAMESPACE}.{DEFAULT_NAME}")
-                    || def.name.starts_with(&format!("{NAMESPACE}.{DEFAULT_NAME}"))
-                {
-                    s.name = None;
                 }
                 s
             }
@@ -629,9 +746,13 @@ pub fn is_union(schema: &Schema) -> bool {
     schema.schema_type == SchemaType::Struct && schema.name.as_deref() == Some(UNION_NAME)
 }
 
-/// The field name of a union branch: its type's name, a named type's simple name.
-fn branch_name(node: &Node) -> String {
+/// The field name of a union branch: its type's name, a named type's simple name (its full name with
+/// `enhanced.avro.schema.support`).
+fn branch_name(node: &Node, enhanced: bool) -> String {
     let name = super::json::branch_name(node);
+    if enhanced {
+        return name;
+    }
     match name.rsplit_once('.') {
         Some((_, simple)) => simple.to_string(),
         None => name,

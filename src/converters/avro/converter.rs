@@ -9,11 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 
-use super::binary::{encode, Reader};
+use super::binary::{encode_with, Reader};
 use super::compat;
-use super::connect::{to_avro_with, to_connect, AvroOptions};
+use super::connect::{to_avro_with, to_connect_with, AvroOptions};
 use super::schema::{AvroSchema, Node};
-use crate::converters::registry::client::config_error;
 use crate::converters::registry::client::read_framed;
 use crate::converters::registry::client::FetchedSchema;
 use crate::converters::registry::client::{bounded_insert, cached};
@@ -24,27 +23,6 @@ use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 
 /// Confluent's class name.
 pub const CLASS: &str = "io.confluent.connect.avro.AvroConverter";
-
-/// Refuses the settings whose behaviour this converter does not have yet, naming the key, rather than
-/// behaving otherwise than the config says.
-fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError> {
-    let unsupported = |key: &str, value: &str| {
-        config_error(
-            key,
-            value,
-            "This AvroConverter does not support this setting yet",
-        )
-    };
-    if config_bool(config, "enhanced.avro.schema.support", false)? {
-        return Err(unsupported(
-            "enhanced.avro.schema.support",
-            config
-                .get("enhanced.avro.schema.support")
-                .map_or("", String::as_str),
-        ));
-    }
-    Ok(())
-}
 
 /// A schema read by ID: the writer's Avro schema and the Connect schema made of it.
 type ReadSchema = Arc<(AvroSchema, SchemaRef)>;
@@ -61,7 +39,7 @@ pub struct AvroConverter {
     use_latest: bool,
     /// `latest.compatibility.strict` (default true): that schema must read the record's own.
     strict: bool,
-    /// `connect.meta.data` and `scrub.invalid.names`.
+    /// `connect.meta.data`, `scrub.invalid.names` and `enhanced.avro.schema.support`.
     options: AvroOptions,
     /// Subject → its latest version's ID and schema, read once.
     latest: Mutex<HashMap<String, Latest>>,
@@ -74,11 +52,9 @@ impl AvroConverter {
     /// A converter from its config keys (prefix already stripped).
     ///
     /// # Errors
-    /// A message naming the key (see [`RegistryConfig::from_map`]), or a key whose behaviour this
-    /// converter does not have yet.
+    /// A message naming the key (see [`RegistryConfig::from_map`]).
     pub fn from_config(config: &crate::connectors::Props) -> Result<Self, DataError> {
         let registry = RegistryConfig::from_map(config)?;
-        refuse_unsupported(config)?;
         Ok(AvroConverter {
             registry: RegistryClient::new(registry),
             last: Mutex::new(None),
@@ -86,6 +62,7 @@ impl AvroConverter {
             options: AvroOptions {
                 meta: config_bool(config, "connect.meta.data", true)?,
                 scrub: config_bool(config, "scrub.invalid.names", false)?,
+                enhanced: config_bool(config, "enhanced.avro.schema.support", false)?,
             },
             use_latest: config_bool(config, "use.latest.version", false)?,
             strict: config_bool(config, "latest.compatibility.strict", true)?,
@@ -133,12 +110,14 @@ impl AvroConverter {
         }
         let parsed = AvroSchema::parse_with(&fetched.schema, &known).map_err(|e| invalid(&e))?;
         let json: Json = serde_json::from_str(&fetched.schema).unwrap_or(Json::Null);
-        let connect = to_connect(&parsed, &json)?;
+        let connect = to_connect_with(&parsed, &json, self.options)?;
         Ok((parsed, connect))
     }
 
     /// `use.latest.version`: the subject's latest schema, which must read the record's own when
-    /// `latest.compatibility.strict`, and whose Connect form must write the same bytes as it.
+    /// `latest.compatibility.strict`, and whose Connect form must write the same bytes as it (strings
+    /// carrying an enum written as the enum, whatever `enhanced.avro.schema.support` says, as
+    /// Confluent writes a string into a latest schema's enum).
     fn latest(&self, subject: &str, own: &str) -> Result<Latest, DataError> {
         let latest = match cached(&self.latest, &subject.to_string()) {
             Some(l) => l,
@@ -146,11 +125,15 @@ impl AvroConverter {
                 let (id, fetched) = self.registry.latest_version(subject)?;
                 let (avro, connect) =
                     self.read_schema(&fetched, &format!("ID {id} (subject {subject}'s latest)"))?;
-                let written = AvroSchema::parse(&to_avro_with(&connect, self.options).to_string())
+                let as_enums = AvroOptions {
+                    enhanced: true,
+                    ..self.options
+                };
+                let written = AvroSchema::parse(&to_avro_with(&connect, as_enums).to_string())
                     .map_err(|e| DataError::new(e.to_string()))?;
                 if !compat::same_encoding(&written, &avro) {
                     return Err(DataError::new(format!(
-                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as (enums or fixed types)"
+                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as"
                     )));
                 }
                 let l = Arc::new((id, avro, connect));
@@ -224,7 +207,7 @@ impl Converter for AvroConverter {
             let projected = project(schema, value, &latest.2).map_err(fail)?;
             let mut out = Vec::with_capacity(64);
             frame(latest.0, &mut out);
-            encode(&latest.2, &projected, &mut out)?;
+            encode_with(&latest.2, &projected, true, &mut out)?;
             return Ok(Some(out));
         }
         let id = self.registry.id_for(&subject, "AVRO", &text).map_err(|e| {
@@ -234,7 +217,7 @@ impl Converter for AvroConverter {
         })?;
         let mut out = Vec::with_capacity(64);
         frame(id, &mut out);
-        encode(schema, value, &mut out)?;
+        encode_with(schema, value, self.options.enhanced, &mut out)?;
         Ok(Some(out))
     }
 

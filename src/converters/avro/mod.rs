@@ -10,6 +10,9 @@ pub mod compat;
 pub mod connect;
 pub mod converter;
 pub mod json;
+pub mod named;
+#[cfg(test)]
+mod named_tests;
 pub mod schema;
 #[cfg(test)]
 mod tests;

@@ -234,7 +234,6 @@ fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
     )])
     .is_ok());
     for (key, value) in [
-        ("enhanced.avro.schema.support", "true"),
         ("schema.registry.ssl.truststore.type", "JKS"),
         ("schemas.cache.config", "0"),
         ("value.subject.name.strategy", "com.example.Mine"),
@@ -374,6 +373,7 @@ fn connect_meta_data_and_scrub_invalid_names_shape_the_avro_schema() {
         AvroOptions {
             meta: false,
             scrub: true,
+            ..AvroOptions::default()
         },
     );
     assert_eq!(
