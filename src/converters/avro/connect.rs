@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value as Json};
 
+use super::defaults::{avro_default, connect_default, connect_default_prop, FIELD_DEFAULT_FLAG};
 use super::named;
 use super::schema::{AvroSchema, NamedKind, Node};
 use crate::data::logical::{
     LogicalKind, DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
 };
-use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType, Struct, Value};
+use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType};
 
 /// The namespace of the records Confluent's converter makes up.
 const NAMESPACE: &str = "io.confluent.connect.avro";
@@ -24,6 +25,10 @@ const DEFAULT_NAME: &str = "ConnectDefault";
 pub const UNION_NAME: &str = "io.confluent.connect.avro.Union";
 /// Decimal precision parameter Confluent writes.
 const PRECISION_PARAMETER: &str = "connect.decimal.precision";
+/// The parameter holding a record's Avro `doc`.
+const RECORD_DOC: &str = "io.confluent.connect.avro.record.doc";
+/// The prefix of the parameters holding the Avro `doc` of a record's fields (then the field's name).
+const FIELD_DOC_PREFIX: &str = "io.confluent.connect.avro.field.doc.";
 
 /// Connect → Avro, numbering unnamed structs as Confluent does (`ConnectDefault`, `ConnectDefault2`, …).
 #[derive(Default)]
@@ -99,7 +104,8 @@ pub fn scrub_name(name: &str) -> String {
     out
 }
 
-/// A Connect schema's metadata as Avro properties.
+/// A Connect schema's metadata as Avro properties: `connect.doc`, `connect.version`,
+/// `connect.parameters` (less [`FIELD_DEFAULT_FLAG`]), `connect.default` and `connect.name`.
 fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
     if let Some(doc) = &schema.doc {
         out.insert("connect.doc".into(), json!(doc));
@@ -107,8 +113,17 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
     if let Some(v) = schema.version {
         out.insert("connect.version".into(), json!(v));
     }
-    if !schema.parameters.is_empty() {
-        out.insert("connect.parameters".into(), json!(schema.parameters));
+    let params: Map<String, Json> = schema
+        .parameters
+        .iter()
+        .filter(|(k, _)| k.as_str() != FIELD_DEFAULT_FLAG)
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    if !params.is_empty() {
+        out.insert("connect.parameters".into(), Json::Object(params));
+    }
+    if let Some(default) = connect_default_prop(schema) {
+        out.insert("connect.default".into(), default);
     }
     if with_name {
         if let Some(name) = &schema.name {
@@ -332,6 +347,12 @@ impl ToAvro {
                 let mut field = Map::new();
                 field.insert("name".into(), json!(self.name(&f.name)));
                 field.insert("type".into(), self.schema(&f.schema, true));
+                if let Some(doc) = schema
+                    .parameters
+                    .get(&format!("{FIELD_DOC_PREFIX}{}", f.name))
+                {
+                    field.insert("doc".into(), json!(doc));
+                }
                 match &f.schema.default_value {
                     Some(d) if !d.is_null() => {
                         field.insert("default".into(), avro_default(&f.schema, d));
@@ -349,6 +370,9 @@ impl ToAvro {
         out.insert("name".into(), json!(name));
         if let Some(ns) = namespace {
             out.insert("namespace".into(), json!(ns));
+        }
+        if let Some(doc) = schema.parameters.get(RECORD_DOC) {
+            out.insert("doc".into(), json!(doc));
         }
         out.insert("fields".into(), Json::Array(fields));
         self.props(schema, &mut out, schema.name.is_some());
@@ -455,12 +479,12 @@ impl FromAvro<'_> {
                 {
                     out.name = None;
                 }
-                return Ok(Arc::new(out));
+                return Ok(with_connect_default(out, json));
             }
         };
         out.optional = optional;
         apply_connect_props(&mut out, json, self.meta);
-        Ok(Arc::new(out))
+        Ok(with_connect_default(out, json))
     }
 
     fn union(&self, branches: &[Node], json: &Json) -> Result<SchemaRef, DataError> {
@@ -585,15 +609,30 @@ impl FromAvro<'_> {
             NamedKind::Record(fields) => {
                 let mut s = Schema::new(SchemaType::Struct);
                 s.name = Some(def.name.clone());
+                let doc = |j: &Json| j.get("doc").and_then(Json::as_str).map(String::from);
+                if let Some(doc) = doc(json).filter(|_| self.meta) {
+                    s.parameters.insert(RECORD_DOC.into(), doc);
+                }
                 let field_jsons = json.get("fields").and_then(Json::as_array);
                 for (index, f) in fields.iter().enumerate() {
-                    let fj = field_jsons
-                        .and_then(|a| a.get(index))
-                        .map(|x| &x["type"])
-                        .unwrap_or(&Json::Null);
+                    let field_json = field_jsons.and_then(|a| a.get(index));
+                    if let Some(doc) = field_json.and_then(doc).filter(|_| self.meta) {
+                        s.parameters
+                            .insert(format!("{FIELD_DOC_PREFIX}{}", f.name), doc);
+                    }
+                    let fj = field_json.map(|x| &x["type"]).unwrap_or(&Json::Null);
                     let mut schema = self.node(&f.node, fj, false)?;
                     if let Some(d) = f.default.as_ref().and_then(|d| connect_default(&schema, d)) {
-                        Arc::make_mut(&mut schema).default_value = Some(d);
+                        let flag = self.meta
+                            && !matches!(f.node, Node::Union(_))
+                            && fj.get("connect.default").is_none();
+                        let schema = Arc::make_mut(&mut schema);
+                        schema.default_value = Some(d);
+                        if flag {
+                            schema
+                                .parameters
+                                .insert(FIELD_DEFAULT_FLAG.into(), "true".into());
+                        }
                     }
                     s.fields.push(Field {
                         name: f.name.clone(),
@@ -605,6 +644,18 @@ impl FromAvro<'_> {
             }
         })
     }
+}
+
+/// The schema with the default its `connect.default` property gives, when it has one.
+fn with_connect_default(schema: Schema, json: &Json) -> SchemaRef {
+    let mut schema = Arc::new(schema);
+    let default = json
+        .get("connect.default")
+        .and_then(|d| connect_default(&schema, d));
+    if let Some(d) = default {
+        Arc::make_mut(&mut schema).default_value = Some(d);
+    }
+    schema
 }
 
 fn named(t: SchemaType, name: &str) -> Schema {
@@ -623,122 +674,6 @@ fn child<'a>(json: &'a Json, key: &str) -> &'a Json {
 /// first branch, so a default other than null puts its type first (as Confluent's `AvroData` does).
 pub fn null_last(schema: &Schema) -> bool {
     schema.optional && schema.default_value.as_ref().is_some_and(|d| !d.is_null())
-}
-
-/// A Connect default value as an Avro field default (JSON): bytes as ISO-8859-1 text, maps with string
-/// keys as objects and others as arrays of `{"key", "value"}`, structs as objects.
-fn avro_default(schema: &Schema, value: &Value) -> Json {
-    let child = |s: Option<&SchemaRef>, v: &Value| match s {
-        Some(s) => avro_default(s, v),
-        None => Json::Null,
-    };
-    match value {
-        Value::Null => Json::Null,
-        Value::Boolean(b) => json!(b),
-        Value::Int8(n) => json!(n),
-        Value::Int16(n) => json!(n),
-        Value::Int32(n) => json!(n),
-        Value::Int64(n) => json!(n),
-        Value::Float32(f) => json!(f),
-        Value::Float64(f) => json!(f),
-        Value::String(s) => json!(s),
-        Value::Bytes(b) => json!(b.iter().map(|c| char::from(*c)).collect::<String>()),
-        Value::Array(items) => Json::Array(
-            items
-                .iter()
-                .map(|v| child(schema.value_schema.as_ref(), v))
-                .collect(),
-        ),
-        Value::Map(entries) => {
-            let string_keys = schema
-                .key_schema
-                .as_ref()
-                .is_some_and(|k| k.schema_type == SchemaType::String && !k.optional);
-            if string_keys {
-                let object = entries.iter().filter_map(|(k, v)| match k {
-                    Value::String(k) => Some((k.clone(), child(schema.value_schema.as_ref(), v))),
-                    _ => None,
-                });
-                Json::Object(object.collect())
-            } else {
-                let entries = entries.iter().map(|(k, v)| {
-                    json!({"key": child(schema.key_schema.as_ref(), k),
-                           "value": child(schema.value_schema.as_ref(), v)})
-                });
-                Json::Array(entries.collect())
-            }
-        }
-        Value::Struct(st) => Json::Object(
-            st.schema
-                .fields
-                .iter()
-                .map(|f| {
-                    let v = st.values.get(f.index).unwrap_or(&Value::Null);
-                    (f.name.clone(), avro_default(&f.schema, v))
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// An Avro field default (JSON) as the Connect value of `schema`; none when it does not fit the schema.
-fn connect_default(schema: &SchemaRef, json: &Json) -> Option<Value> {
-    let child = |s: Option<&SchemaRef>, j: &Json| s.and_then(|s| connect_default(s, j));
-    Some(match (schema.schema_type, json) {
-        (_, Json::Null) => return None,
-        (SchemaType::Boolean, Json::Bool(b)) => Value::Boolean(*b),
-        (SchemaType::Int8, j) => Value::Int8(i8::try_from(j.as_i64()?).ok()?),
-        (SchemaType::Int16, j) => Value::Int16(i16::try_from(j.as_i64()?).ok()?),
-        (SchemaType::Int32, j) => Value::Int32(i32::try_from(j.as_i64()?).ok()?),
-        (SchemaType::Int64, j) => Value::Int64(j.as_i64()?),
-        // Avro's float defaults are JSON numbers; f32 holds what a float schema wrote.
-        #[allow(clippy::cast_possible_truncation)]
-        (SchemaType::Float32, j) => Value::Float32(j.as_f64()? as f32),
-        (SchemaType::Float64, j) => Value::Float64(j.as_f64()?),
-        (SchemaType::String, Json::String(s)) => Value::String(s.clone()),
-        (SchemaType::Bytes, Json::String(s)) => Value::Bytes(
-            s.chars()
-                .map(|c| u8::try_from(u32::from(c)).ok())
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Array, Json::Array(items)) => Value::Array(
-            items
-                .iter()
-                .map(|j| child(schema.value_schema.as_ref(), j))
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Map, Json::Object(o)) => Value::Map(
-            o.iter()
-                .map(|(k, j)| {
-                    Some((
-                        Value::String(k.clone()),
-                        child(schema.value_schema.as_ref(), j)?,
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Map, Json::Array(entries)) => Value::Map(
-            entries
-                .iter()
-                .map(|e| {
-                    Some((
-                        child(schema.key_schema.as_ref(), &e["key"])?,
-                        child(schema.value_schema.as_ref(), &e["value"])?,
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Struct, Json::Object(o)) => {
-            let mut st = Struct::new(schema.clone());
-            for f in &schema.fields {
-                if let Some(v) = o.get(&f.name).and_then(|j| connect_default(&f.schema, j)) {
-                    st.values[f.index] = v;
-                }
-            }
-            Value::Struct(st)
-        }
-        _ => return None,
-    })
 }
 
 /// Whether a Connect schema is a general Avro union read as a struct.

@@ -9,6 +9,7 @@ pub mod binary;
 pub mod compat;
 pub mod connect;
 pub mod converter;
+pub mod defaults;
 pub mod json;
 pub mod named;
 #[cfg(test)]
