@@ -25,6 +25,8 @@ const DEFAULT_NAME: &str = "ConnectDefault";
 pub const UNION_NAME: &str = "io.confluent.connect.avro.Union";
 /// Decimal precision parameter Confluent writes.
 const PRECISION_PARAMETER: &str = "connect.decimal.precision";
+/// Avro properties whose names start with this are kept as Connect parameters, and written back.
+const AVRO_PROP: &str = "avro";
 /// The parameter holding a record's Avro `doc`.
 const RECORD_DOC: &str = "io.confluent.connect.avro.record.doc";
 /// The prefix of the parameters holding the Avro `doc` of a record's fields (then the field's name).
@@ -133,9 +135,16 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
 }
 
 impl ToAvro {
+    /// The Connect metadata (unless `connect.meta.data=false`), then the parameters whose names start
+    /// with `avro` as properties of their own, as Confluent writes them.
     fn props(&self, schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
         if !self.no_meta {
             connect_props(schema, out, with_name);
+        }
+        for (k, v) in schema.parameters.iter() {
+            if k.starts_with(AVRO_PROP) {
+                out.insert(k.clone(), json!(v));
+            }
         }
     }
 
@@ -422,7 +431,8 @@ fn props(json: &Json) -> Option<&Map<String, Json>> {
 }
 
 /// The `connect.*` properties of a node: the name and version always, the doc and parameters with
-/// `connect.meta.data` (`meta`), as Confluent reads them.
+/// `connect.meta.data` (`meta`), as Confluent reads them; then every property whose name starts with
+/// `avro` (`avro.java.string`) as a parameter of that name, its value as text.
 fn apply_connect_props(out: &mut Schema, json: &Json, meta: bool) {
     let Some(p) = props(json) else { return };
     if let Some(name) = p.get("connect.name").and_then(Json::as_str) {
@@ -431,18 +441,21 @@ fn apply_connect_props(out: &mut Schema, json: &Json, meta: bool) {
     if let Some(v) = p.get("connect.version").and_then(Json::as_i64) {
         out.version = i32::try_from(v).ok();
     }
-    if !meta {
-        return;
-    }
-    if let Some(doc) = p.get("connect.doc").and_then(Json::as_str) {
-        out.doc = Some(doc.to_string());
-    }
-    if let Some(Json::Object(params)) = p.get("connect.parameters") {
-        for (k, v) in params {
-            if let Some(v) = v.as_str() {
-                out.parameters.insert(k.clone(), v.to_string());
+    if meta {
+        if let Some(doc) = p.get("connect.doc").and_then(Json::as_str) {
+            out.doc = Some(doc.to_string());
+        }
+        if let Some(Json::Object(params)) = p.get("connect.parameters") {
+            for (k, v) in params {
+                if let Some(v) = v.as_str() {
+                    out.parameters.insert(k.clone(), v.to_string());
+                }
             }
         }
+    }
+    for (k, v) in p.iter().filter(|(k, _)| k.starts_with(AVRO_PROP)) {
+        let text = v.as_str().map_or_else(|| v.to_string(), String::from);
+        out.parameters.insert(k.clone(), text);
     }
 }
 

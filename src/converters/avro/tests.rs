@@ -446,3 +446,25 @@ fn avro_field_defaults_and_docs_come_back_as_they_were_written() {
     assert!(connect.parameters.is_empty());
     assert!(connect.fields[0].schema.parameters.is_empty());
 }
+
+#[test]
+fn avro_properties_are_kept_as_parameters_and_written_back() {
+    let text = r#"{"type":"record","name":"R","fields":[{"name":"s","type":{"type":"string","avro.java.string":"String","other":1}}]}"#;
+    let parsed = AvroSchema::parse(text).unwrap();
+    let json: Json = serde_json::from_str(text).unwrap();
+    let connect = to_connect(&parsed, &json).unwrap();
+    let s = &connect.fields[0].schema;
+    assert_eq!(
+        s.parameters.get("avro.java.string").map(String::as_str),
+        Some("String")
+    );
+    assert_eq!(s.parameters.len(), 1, "{:?}", s.parameters);
+    let avro = to_avro(&connect);
+    assert_eq!(
+        avro["fields"][0]["type"],
+        json!({"type": "string", "connect.parameters": {"avro.java.string": "String"}, "avro.java.string": "String"})
+    );
+    // Read again: the same Connect schema.
+    let again = AvroSchema::parse(&avro.to_string()).unwrap();
+    assert_eq!(*to_connect(&again, &avro).unwrap(), *connect);
+}
