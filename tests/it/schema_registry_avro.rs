@@ -349,3 +349,41 @@ async fn avro_enums_and_fixed_types_from_confluents_serializer_are_read_and_writ
     assert_eq!(&strings[0][5..], b"\x02\x08PAID\xde\xad\xbe\xef");
     r.stop().await;
 }
+
+/// A value without a schema is written under Confluent's `io.confluent.connect.avro.Anything` schema,
+/// registered under the topic's subject, and read back as a value without a schema.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_converter_writes_values_without_a_schema_under_confluents_anything_schema() {
+    use liteconnect::data::Value;
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let registry = r.registry.clone();
+    let value = Value::Map(vec![
+        (Value::String("n".into()), Value::Int64(3)),
+        (
+            Value::String("tags".into()),
+            Value::Array(vec![Value::String("a".into()), Value::Boolean(true)]),
+        ),
+    ]);
+    let sent = value.clone();
+    let (written, read) = tokio::task::spawn_blocking(move || {
+        let converter = avro_converter(&registry, &[]);
+        let written = converter
+            .from_connect("loose", None, &sent)
+            .unwrap()
+            .unwrap();
+        let read = converter.to_connect("loose", Some(&written)).unwrap();
+        (written, read)
+    })
+    .await
+    .unwrap();
+    assert!(read.schema.is_none(), "{:?}", read.schema);
+    assert_eq!(read.value, value);
+    let (_, latest) = r.get("/subjects/loose-value/versions/latest").await;
+    assert_eq!(latest["id"], schema_id(&written), "{latest}");
+    let schema: Json = serde_json::from_str(latest["schema"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["name"], "Anything", "{schema}");
+    assert_eq!(schema["namespace"], "io.confluent.connect.avro", "{schema}");
+    r.stop().await;
+}

@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 
+use super::anything::{decode_anything, encode_anything, ANYTHING_NAME, ANYTHING_SCHEMA};
 use super::binary::{encode_with, Reader};
 use super::compat;
 use super::connect::{to_avro_with, to_connect_with, AvroOptions};
 use super::schema::{AvroSchema, Node};
+use crate::converters::registry::client::config_error;
 use crate::converters::registry::client::read_framed;
 use crate::converters::registry::client::FetchedSchema;
 use crate::converters::registry::client::{bounded_insert, cached};
@@ -24,8 +26,31 @@ use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 /// Confluent's class name.
 pub const CLASS: &str = "io.confluent.connect.avro.AvroConverter";
 
+/// Confluent's `AvroDataConfig` switches whose `true` this converter does not have: refused, naming the
+/// key, rather than behaving otherwise than the config says.
+const REFUSED_WHEN_TRUE: [&str; 4] = [
+    "discard.type.doc.default",
+    "generalized.sum.type.support",
+    "ignore.default.for.nullables",
+    "allow.optional.map.keys",
+];
+
+fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError> {
+    for key in REFUSED_WHEN_TRUE {
+        if config_bool(config, key, false)? {
+            return Err(config_error(
+                key,
+                config.get(key).map_or("", String::as_str),
+                "This AvroConverter does not support this setting yet",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A schema read by ID: the writer's Avro schema and the Connect schema made of it.
-type ReadSchema = Arc<(AvroSchema, SchemaRef)>;
+/// The Connect schema is none for Confluent's schema of schemaless values (see [`super::anything`]).
+type ReadSchema = Arc<(AvroSchema, Option<SchemaRef>)>;
 
 /// Confluent's AvroConverter.
 #[derive(Debug)]
@@ -52,9 +77,11 @@ impl AvroConverter {
     /// A converter from its config keys (prefix already stripped).
     ///
     /// # Errors
-    /// A message naming the key (see [`RegistryConfig::from_map`]).
+    /// A message naming the key (see [`RegistryConfig::from_map`]), or a key whose behaviour this
+    /// converter does not have.
     pub fn from_config(config: &crate::connectors::Props) -> Result<Self, DataError> {
         let registry = RegistryConfig::from_map(config)?;
+        refuse_unsupported(config)?;
         Ok(AvroConverter {
             registry: RegistryClient::new(registry),
             last: Mutex::new(None),
@@ -93,12 +120,13 @@ impl AvroConverter {
         Ok((text, record))
     }
 
-    /// A registry schema parsed with its references, and the Connect schema made of it.
+    /// A registry schema parsed with its references, and the Connect schema made of it (none for
+    /// Confluent's schema of schemaless values).
     fn read_schema(
         &self,
         fetched: &FetchedSchema,
         what: &str,
-    ) -> Result<(AvroSchema, SchemaRef), DataError> {
+    ) -> Result<(AvroSchema, Option<SchemaRef>), DataError> {
         let invalid = |e: &dyn std::fmt::Display| {
             DataError::new(format!("The schema with {what} is invalid: {e}"))
         };
@@ -109,9 +137,12 @@ impl AvroConverter {
             known.push(parsed);
         }
         let parsed = AvroSchema::parse_with(&fetched.schema, &known).map_err(|e| invalid(&e))?;
+        if parsed.root == Node::Named(ANYTHING_NAME.to_string()) {
+            return Ok((parsed, None));
+        }
         let json: Json = serde_json::from_str(&fetched.schema).unwrap_or(Json::Null);
         let connect = to_connect_with(&parsed, &json, self.options)?;
-        Ok((parsed, connect))
+        Ok((parsed, Some(connect)))
     }
 
     /// `use.latest.version`: the subject's latest schema, which must read the record's own when
@@ -125,6 +156,11 @@ impl AvroConverter {
                 let (id, fetched) = self.registry.latest_version(subject)?;
                 let (avro, connect) =
                     self.read_schema(&fetched, &format!("ID {id} (subject {subject}'s latest)"))?;
+                let connect = connect.ok_or_else(|| {
+                    DataError::new(format!(
+                        "The latest schema of subject {subject} (ID {id}) is the schema of values without a schema"
+                    ))
+                })?;
                 let as_enums = AvroOptions {
                     enhanced: true,
                     ..self.options
@@ -182,6 +218,26 @@ impl AvroConverter {
     }
 }
 
+impl AvroConverter {
+    /// A value without a schema, written under Confluent's `Anything` schema (registered under the
+    /// subject of the strategy, its record name `io.confluent.connect.avro.Anything`).
+    fn schemaless(&self, topic: &str, value: &Value) -> Result<Vec<u8>, DataError> {
+        let subject = self.registry.subject(topic, Some(ANYTHING_NAME))?;
+        let id = self
+            .registry
+            .id_for(&subject, "AVRO", ANYTHING_SCHEMA)
+            .map_err(|e| {
+                DataError::new(format!(
+                    "Failed to serialize Avro data from topic {topic}: subject {subject}: {e}"
+                ))
+            })?;
+        let mut out = Vec::with_capacity(32);
+        frame(id, &mut out);
+        encode_anything(value, &mut out)?;
+        Ok(out)
+    }
+}
+
 impl Converter for AvroConverter {
     fn from_connect(
         &self,
@@ -192,9 +248,9 @@ impl Converter for AvroConverter {
         if value.is_null() && schema.is_none_or(|s| s.default_value.is_none()) {
             return Ok(None);
         }
-        let schema = schema.ok_or_else(|| {
-            DataError::new("AvroConverter needs a schema: this record's value has none")
-        })?;
+        let Some(schema) = schema else {
+            return self.schemaless(topic, value).map(Some);
+        };
         let (text, record) = self.avro_text(schema)?;
         let subject = self.registry.subject(topic, record.as_deref())?;
         if self.use_latest && !self.registry.config.auto_register {
@@ -226,11 +282,14 @@ impl Converter for AvroConverter {
             let read = self.schema_by_id(id)?;
             let (avro, connect) = read.as_ref();
             let mut reader = Reader::new(payload, avro);
-            let value = reader.value(&avro.root, connect)?;
+            let value = match connect {
+                Some(connect) => reader.value(&avro.root, connect)?,
+                None => decode_anything(&mut reader)?,
+            };
             if !reader.done() {
                 return Err(DataError::new("bytes left after the value"));
             }
-            Ok(SchemaAndValue::new(Some(connect.clone()), value))
+            Ok(SchemaAndValue::new(connect.clone(), value))
         })
     }
 }

@@ -5,6 +5,7 @@
 //! `AvroConverter` in its wire format ([`converter`]), and Avro's JSON encoding for display and the REST
 //! Proxy ([`json`]).
 
+pub mod anything;
 pub mod binary;
 pub mod compat;
 pub mod connect;

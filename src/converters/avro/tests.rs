@@ -233,7 +233,12 @@ fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
         "io.confluent.kafka.serializers.subject.RecordNameStrategy"
     )])
     .is_ok());
+    assert!(config(&[("enhanced.avro.schema.support", "true")]).is_ok());
     for (key, value) in [
+        ("generalized.sum.type.support", "true"),
+        ("discard.type.doc.default", "true"),
+        ("ignore.default.for.nullables", "true"),
+        ("allow.optional.map.keys", "true"),
         ("schema.registry.ssl.truststore.type", "JKS"),
         ("schemas.cache.config", "0"),
         ("value.subject.name.strategy", "com.example.Mine"),
