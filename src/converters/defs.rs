@@ -184,6 +184,11 @@ pub fn avro_converter() -> ConfigDef {
             "false",
             "Whether names that are not valid Avro names are made valid (what Avro does not allow becomes _).",
         ))
+        .define(key(
+            "flatten.singleton.unions",
+            "true",
+            "Whether a union of one branch is read as that branch (else as a union struct).",
+        ))
 }
 
 /// Confluent's `JsonSchemaConverterConfig`: the registry keys AvroConverter shares, and the JSON

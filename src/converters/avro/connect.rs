@@ -58,6 +58,8 @@ pub struct AvroOptions {
     /// written as that enum, and a general union's branches that are named types are read as fields
     /// named by the type's full name.
     pub enhanced: bool,
+    /// `flatten.singleton.unions` (default true): a union of one branch reads as that branch.
+    pub flatten: bool,
 }
 
 impl Default for AvroOptions {
@@ -66,6 +68,7 @@ impl Default for AvroOptions {
             meta: true,
             scrub: false,
             enhanced: false,
+            flatten: true,
         }
     }
 }
@@ -413,6 +416,7 @@ pub fn to_connect_with(
         schema,
         meta: options.meta,
         enhanced: options.enhanced,
+        flatten: options.flatten,
     }
     .node(&schema.root, json, false)
 }
@@ -423,6 +427,8 @@ struct FromAvro<'a> {
     meta: bool,
     /// `enhanced.avro.schema.support`.
     enhanced: bool,
+    /// `flatten.singleton.unions`.
+    flatten: bool,
 }
 
 /// The JSON object that describes a node, if the schema wrote one (for its properties).
@@ -510,6 +516,9 @@ impl FromAvro<'_> {
         match non_null.as_slice() {
             [(i, only)] if branches.len() == 2 => {
                 self.node(only, jsons.get(*i).unwrap_or(&Json::Null), true)
+            }
+            [(i, only)] if branches.len() == 1 && self.flatten => {
+                self.node(only, jsons.get(*i).unwrap_or(&Json::Null), false)
             }
             _ => self.general_union(branches, &jsons),
         }

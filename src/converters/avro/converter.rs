@@ -90,6 +90,7 @@ impl AvroConverter {
                 meta: config_bool(config, "connect.meta.data", true)?,
                 scrub: config_bool(config, "scrub.invalid.names", false)?,
                 enhanced: config_bool(config, "enhanced.avro.schema.support", false)?,
+                flatten: config_bool(config, "flatten.singleton.unions", true)?,
             },
             use_latest: config_bool(config, "use.latest.version", false)?,
             strict: config_bool(config, "latest.compatibility.strict", true)?,

@@ -18,6 +18,7 @@ const ENHANCED: AvroOptions = AvroOptions {
     meta: true,
     scrub: false,
     enhanced: true,
+    flatten: true,
 };
 
 fn parse(text: &str) -> (AvroSchema, Json) {
@@ -257,4 +258,24 @@ fn a_string_schema_cannot_read_what_the_enum_wrote() {
     assert!(!super::compat::can_read(&strings, &parsed).is_empty());
     let enums = AvroSchema::parse(&to_avro_with(&connect, ENHANCED).to_string()).unwrap();
     assert!(super::compat::can_read(&enums, &parsed).is_empty());
+}
+
+#[test]
+fn a_union_of_one_branch_reads_as_that_branch_unless_flattening_is_off() {
+    let text = r#"{"type":"record","name":"One","fields":[{"name":"v","type":["long"]}]}"#;
+    let (parsed, json) = parse(text);
+    let flat = to_connect_with(&parsed, &json, AvroOptions::default()).unwrap();
+    assert_eq!(flat.fields[0].schema.schema_type, SchemaType::Int64);
+    assert!(!flat.fields[0].schema.optional);
+    let value = read(&parsed, &flat, &[0, 6]);
+    assert_eq!(value.to_string(), "Struct{v=3}");
+    let kept = AvroOptions {
+        flatten: false,
+        ..AvroOptions::default()
+    };
+    let union = to_connect_with(&parsed, &json, kept).unwrap();
+    assert_eq!(
+        union.fields[0].schema.name.as_deref(),
+        Some(super::connect::UNION_NAME)
+    );
 }
