@@ -156,6 +156,41 @@ pub fn avro() -> ConfigDef {
         ))
 }
 
+/// Confluent's `AvroConverterConfig` with `AvroDataConfig`: the registry keys and the ones that shape how
+/// Connect schemas map to Avro.
+pub fn avro_converter() -> ConfigDef {
+    let key = |name: &str, default: &str, doc: &str| {
+        ConfigKey::new(
+            name,
+            ConfigType::Boolean,
+            value(default),
+            Importance::Medium,
+            doc,
+        )
+    };
+    avro()
+        .define(key(
+            "enhanced.avro.schema.support",
+            "false",
+            "Whether a Connect string read from an Avro enum is written back as that enum, and a general union's named branches are read as fields named by the type's full name.",
+        ))
+        .define(key(
+            "connect.meta.data",
+            "true",
+            "Whether the Connect metadata (connect.doc, connect.version, connect.parameters, connect.name) is written to and read from Avro schemas.",
+        ))
+        .define(key(
+            "scrub.invalid.names",
+            "false",
+            "Whether names that are not valid Avro names are made valid (what Avro does not allow becomes _).",
+        ))
+        .define(key(
+            "flatten.singleton.unions",
+            "true",
+            "Whether a union of one branch is read as that branch (else as a union struct).",
+        ))
+}
+
 /// Confluent's `JsonSchemaConverterConfig`: the registry keys AvroConverter shares, and the JSON
 /// Schema keys this converter reads.
 pub fn json_schema() -> ConfigDef {

@@ -1,9 +1,8 @@
 //! [`SchemaBuilder`], Kafka's fluent `SchemaBuilder`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{DataError, Field, Schema, SchemaRef, SchemaType, Value};
+use super::{DataError, Field, Parameters, Schema, SchemaRef, SchemaType, Value};
 
 /// Builds a [`Schema`] fluently, like Kafka's `SchemaBuilder`:
 /// `SchemaBuilder::struct_().name("x").field("a", Schema::int32()).optional().build()`.
@@ -125,7 +124,7 @@ impl SchemaBuilder {
         self
     }
     /// Adds several parameters.
-    pub fn parameters(mut self, params: &BTreeMap<String, String>) -> Self {
+    pub fn parameters(mut self, params: &Parameters) -> Self {
         self.schema
             .parameters
             .extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));

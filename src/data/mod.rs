@@ -19,11 +19,15 @@ pub mod logical;
 pub mod project;
 pub mod values;
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
 pub use builder::SchemaBuilder;
+
+/// A schema's parameters in insertion order, as Kafka's `LinkedHashMap`: a Confluent enum's symbols
+/// are parameters, in the order of the enum. Two maps with the same entries are equal whatever their
+/// order, as Java's `Map.equals`.
+pub type Parameters = indexmap::IndexMap<String, String>;
 pub use java::{double_to_string, float_to_string};
 
 /// Kafka's `DataException`: a value, schema or payload that cannot be handled. The text is what a
@@ -206,8 +210,8 @@ pub struct Schema {
     pub version: Option<i32>,
     /// Human-readable documentation.
     pub doc: Option<String>,
-    /// Free-form string parameters (a decimal's `scale`, for one).
-    pub parameters: BTreeMap<String, String>,
+    /// Free-form string parameters (a decimal's `scale`, for one), in insertion order.
+    pub parameters: Parameters,
     /// Map key schema.
     pub key_schema: Option<SchemaRef>,
     /// Array item schema or map value schema.
@@ -254,7 +258,7 @@ impl Schema {
             name: None,
             version: None,
             doc: None,
-            parameters: BTreeMap::new(),
+            parameters: Parameters::new(),
             key_schema: None,
             value_schema: None,
             fields: Vec::new(),

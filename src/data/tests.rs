@@ -224,3 +224,37 @@ fn value_helpers() {
     let m = Value::Map(vec![(Value::from("a"), Value::Int8(1))]);
     assert_eq!(m.map_get(&Value::from("a")), Some(&Value::Int8(1)));
 }
+
+#[test]
+fn parameters_keep_their_order_and_compare_as_maps() {
+    let forward = SchemaBuilder::string()
+        .parameter("z", "1")
+        .parameter("a", "2")
+        .parameter("m", "3")
+        .build();
+    let keys: Vec<&str> = forward.parameters.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["z", "a", "m"], "insertion order");
+    let backward = SchemaBuilder::string()
+        .parameter("m", "3")
+        .parameter("a", "2")
+        .parameter("z", "1")
+        .build();
+    assert_eq!(
+        forward, backward,
+        "equal as Java's maps are, whatever the order"
+    );
+    let other = SchemaBuilder::string().parameter("z", "9").build();
+    assert_ne!(forward, other);
+    // JsonConverter writes them in that order, as Kafka's does.
+    use crate::converters::Converter as _;
+    let json = crate::converters::json::JsonConverter::from_config(&Default::default()).unwrap();
+    let out = json
+        .from_connect("t", Some(&forward), &Value::String("x".into()))
+        .unwrap()
+        .unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains(r#""parameters":{"z":"1","a":"2","m":"3"}"#),
+        "{out}"
+    );
+}

@@ -247,7 +247,7 @@ fn registry_converters() -> Vec<PluginDesc> {
             kind: PluginKind::Converter,
             version: KAFKA_VERSION,
             factory: Factory::Converter {
-                def: defs::avro,
+                def: defs::avro_converter,
                 make: |c: &Props| -> Result<Arc<dyn Converter>, DataError> {
                     Ok(Arc::new(avro::AvroConverter::from_config(c)?))
                 },

@@ -1,6 +1,7 @@
 //! AvroConverter's registry client beyond the basics: a registry over HTTPS with a PEM truststore
-//! (`schema.registry.ssl.*`), `use.latest.version` with `latest.compatibility.strict`, and schemas with
-//! references read by ID.
+//! (`schema.registry.ssl.*`), `use.latest.version` with `latest.compatibility.strict`, schemas with
+//! references read by ID, and enums and fixed types from Confluent's serializer read and written back
+//! (`enhanced.avro.schema.support`).
 
 use base64::Engine;
 use serde_json::{json, Value as Json};
@@ -206,5 +207,183 @@ async fn avro_converter_reaches_a_registry_over_https_with_a_pem_truststore() {
     })
     .await;
     assert!(trace.contains("cannot be reached"), "{trace}");
+    r.stop().await;
+}
+
+/// Bytes from their hex text.
+#[cfg(feature = "kafka-listener")]
+fn unhex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// An AvroConverter built as a worker builds it, against `registry` with `extra` keys.
+#[cfg(feature = "kafka-listener")]
+fn avro_converter(
+    registry: &str,
+    extra: &[(&str, &str)],
+) -> std::sync::Arc<dyn liteconnect::plugins::Converter> {
+    let mut config = std::collections::BTreeMap::new();
+    config.insert("schema.registry.url".to_string(), registry.to_string());
+    for (k, v) in extra {
+        config.insert((*k).to_string(), (*v).to_string());
+    }
+    liteconnect::plugins::new_converter(AVRO, &config, false).unwrap()
+}
+
+/// What an AvroConverter with `extra` keys writes to `topic` of each record it reads from `from`.
+#[cfg(feature = "kafka-listener")]
+fn read_and_write(
+    registry: &str,
+    extra: &[(&str, &str)],
+    from: &str,
+    topic: &str,
+    records: &[Vec<u8>],
+) -> Vec<Vec<u8>> {
+    let converter = avro_converter(registry, extra);
+    records
+        .iter()
+        .map(|bytes| {
+            let read = converter.to_connect(from, Some(bytes)).unwrap();
+            converter
+                .from_connect(topic, read.schema.as_deref(), &read.value)
+                .unwrap()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// Confluent's AvroSerializer produces records whose schema has an enum and a fixed type through the
+/// Kafka listener. A FileStreamSink with AvroConverter decodes them (the enum as its symbol, the fixed
+/// type as its bytes). AvroConverter writes what it reads back: with `enhanced.avro.schema.support` and
+/// `connect.meta.data=false` under the very schema and ID the serializer registered, byte for byte; with
+/// the Connect metadata under a schema of its own, still with the enum and the fixed type, which a
+/// second pass reads and writes again under the same ID; without enhanced support the enum is written
+/// as a string.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_enums_and_fixed_types_from_confluents_serializer_are_read_and_written_back() {
+    let dir = common::tempdir();
+    let r = RegistryWorker::launch(dir.path(), &[], true).await;
+    let bootstrap = r.bootstrap.clone().unwrap();
+    let produced = crate::schema_registry::python(
+        "schema_registry_avro_enum.py",
+        &[&r.registry, &bootstrap, "payments"],
+    )
+    .await;
+    let id = produced["id"].as_i64().unwrap();
+    let payloads: Vec<Vec<u8>> = produced["payloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| unhex(h.as_str().unwrap()))
+        .collect();
+    let sink_file = dir.path().join("payments.txt");
+    let mut sink = common::file_sink("payments-out", &sink_file, "payments");
+    sink["config"]["value.converter"] = json!(AVRO);
+    sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
+    common::create_through(&r.api, sink).await;
+    let lines = common::wait_for("the sink's 2 lines", DEADLINE, || async {
+        let l = common::lines(&sink_file);
+        (l.len() >= 2).then_some(l)
+    })
+    .await;
+    assert_eq!(
+        lines,
+        [
+            "Struct{id=1,status=PAID,digest=3q2+7w==}",
+            "Struct{id=2,status=SHIPPED,digest=AAECAw==}"
+        ]
+    );
+    let stored = stored_values(&r, "payments", 2).await;
+    assert_eq!(stored, payloads, "stored as produced");
+
+    let registry = r.registry.clone();
+    let (copies, enriched, again, strings) = tokio::task::spawn_blocking(move || {
+        let enhanced = [("enhanced.avro.schema.support", "true")];
+        let bare = [
+            ("enhanced.avro.schema.support", "true"),
+            ("connect.meta.data", "false"),
+        ];
+        let copies = read_and_write(&registry, &bare, "payments", "copies", &stored);
+        let enriched = read_and_write(&registry, &enhanced, "payments", "enriched", &stored);
+        let again = read_and_write(&registry, &enhanced, "enriched", "again", &enriched);
+        let strings = read_and_write(&registry, &[], "payments", "strings", &stored);
+        (copies, enriched, again, strings)
+    })
+    .await
+    .unwrap();
+    assert_eq!(copies, payloads, "the serializer's ID and bytes");
+    let (_, latest) = r.get("/subjects/copies-value/versions/latest").await;
+    assert_eq!(latest["id"], id, "{latest}");
+
+    let enriched_id = schema_id(&enriched[0]);
+    assert_ne!(
+        enriched_id, id,
+        "the Connect metadata makes a schema of its own"
+    );
+    assert_eq!(&enriched[0][5..], &payloads[0][5..], "the same Avro body");
+    assert_eq!(again, enriched, "read and written again: the same ID");
+    let (_, schema) = r.get(&format!("/schemas/ids/{enriched_id}")).await;
+    let schema: Json = serde_json::from_str(schema["schema"].as_str().unwrap()).unwrap();
+    let status = &schema["fields"][1]["type"];
+    assert_eq!(status["type"], "enum", "{schema}");
+    assert_eq!(
+        status["symbols"],
+        json!(["NEW", "PAID", "SHIPPED"]),
+        "{schema}"
+    );
+    assert_eq!(schema["fields"][2]["type"]["type"], "fixed", "{schema}");
+    assert_eq!(schema["fields"][2]["type"]["size"], 4, "{schema}");
+
+    // Without enhanced support, as Confluent's: the enum written as a string, the fixed type as fixed.
+    let (_, schema) = r
+        .get(&format!("/schemas/ids/{}", schema_id(&strings[0])))
+        .await;
+    let schema: Json = serde_json::from_str(schema["schema"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["fields"][1]["type"]["type"], "string", "{schema}");
+    assert_eq!(schema["fields"][2]["type"]["type"], "fixed", "{schema}");
+    // id 1 (zig-zag 2), "PAID" (length 4, zig-zag 8), then the 4 fixed bytes.
+    assert_eq!(&strings[0][5..], b"\x02\x08PAID\xde\xad\xbe\xef");
+    r.stop().await;
+}
+
+/// A value without a schema is written under Confluent's `io.confluent.connect.avro.Anything` schema,
+/// registered under the topic's subject, and read back as a value without a schema.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_converter_writes_values_without_a_schema_under_confluents_anything_schema() {
+    use liteconnect::data::Value;
+    let dir = common::tempdir();
+    let r = RegistryWorker::start(dir.path(), &[]).await;
+    let registry = r.registry.clone();
+    let value = Value::Map(vec![
+        (Value::String("n".into()), Value::Int64(3)),
+        (
+            Value::String("tags".into()),
+            Value::Array(vec![Value::String("a".into()), Value::Boolean(true)]),
+        ),
+    ]);
+    let sent = value.clone();
+    let (written, read) = tokio::task::spawn_blocking(move || {
+        let converter = avro_converter(&registry, &[]);
+        let written = converter
+            .from_connect("loose", None, &sent)
+            .unwrap()
+            .unwrap();
+        let read = converter.to_connect("loose", Some(&written)).unwrap();
+        (written, read)
+    })
+    .await
+    .unwrap();
+    assert!(read.schema.is_none(), "{:?}", read.schema);
+    assert_eq!(read.value, value);
+    let (_, latest) = r.get("/subjects/loose-value/versions/latest").await;
+    assert_eq!(latest["id"], schema_id(&written), "{latest}");
+    let schema: Json = serde_json::from_str(latest["schema"].as_str().unwrap()).unwrap();
+    assert_eq!(schema["name"], "Anything", "{schema}");
+    assert_eq!(schema["namespace"], "io.confluent.connect.avro", "{schema}");
     r.stop().await;
 }

@@ -2,6 +2,7 @@
 //! [`super::connect::to_avro`] gives), read along the writer's Avro schema into the Connect schema
 //! [`super::connect::to_connect`] made of it.
 
+use super::named;
 use super::schema::{AvroSchema, NamedKind, Node};
 use crate::data::{DataError, Schema, SchemaRef, SchemaType, Struct, Value};
 
@@ -31,108 +32,182 @@ fn mismatch(schema: &Schema, value: &Value) -> DataError {
 }
 
 /// Writes `value` along `schema` (an optional schema as the union `["null", T]`, or `[T, "null"]` with a
-/// default other than null).
+/// default other than null); a string carrying an enum as a string.
+#[cfg(test)]
 pub fn encode(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
-    let value = match (value, &schema.default_value) {
-        (Value::Null, Some(d)) => d,
-        _ => value,
-    };
-    if super::connect::is_union(schema) {
-        return encode_union(schema, value, out);
-    }
-    if schema.optional {
-        // The union's branches: `["null", T]`, or `[T, "null"]` when a default other than null leads.
-        let null_last = super::connect::null_last(schema);
-        if value.is_null() {
-            out.push(if null_last { 2 } else { 0 });
-            return Ok(());
-        }
-        out.push(if null_last { 0 } else { 2 });
-    } else if value.is_null() {
-        return Err(DataError::new(format!(
-            "Invalid value: null used for required value, schema type: {}",
-            schema.schema_type
-        )));
-    }
-    match (schema.schema_type, value) {
-        (SchemaType::Int8, Value::Int8(n)) => write_long(out, i64::from(*n)),
-        (SchemaType::Int16, Value::Int16(n)) => write_long(out, i64::from(*n)),
-        (SchemaType::Int32, Value::Int32(n)) => write_long(out, i64::from(*n)),
-        (SchemaType::Int64, Value::Int64(n)) => write_long(out, *n),
-        (SchemaType::Float32, Value::Float32(f)) => out.extend_from_slice(&f.to_le_bytes()),
-        (SchemaType::Float64, Value::Float64(f)) => out.extend_from_slice(&f.to_le_bytes()),
-        (SchemaType::Boolean, Value::Boolean(b)) => out.push(u8::from(*b)),
-        (SchemaType::String, Value::String(s)) => write_bytes(out, s.as_bytes()),
-        (SchemaType::Bytes, Value::Bytes(b)) => write_bytes(out, b),
-        (SchemaType::Array, Value::Array(items)) => {
-            let item = child(schema.value_schema.as_deref())?;
-            if !items.is_empty() {
-                write_long(out, items.len() as i64);
-                for v in items {
-                    encode(item, v, out)?;
-                }
-            }
-            out.push(0);
-        }
-        (SchemaType::Map, Value::Map(entries)) => {
-            let key = child(schema.key_schema.as_deref())?;
-            let val = child(schema.value_schema.as_deref())?;
-            if !entries.is_empty() {
-                write_long(out, entries.len() as i64);
-                for (k, v) in entries {
-                    // A string key as in an Avro map, any other as a MapEntry record: key, then value.
-                    encode(key, k, out)?;
-                    encode(val, v, out)?;
-                }
-            }
-            out.push(0);
-        }
-        (SchemaType::Struct, Value::Struct(s)) => {
-            for f in &schema.fields {
-                let v = s.values.get(f.index).unwrap_or(&Value::Null);
-                encode(&f.schema, v, out)?;
-            }
-        }
-        _ => return Err(mismatch(schema, value)),
-    }
-    Ok(())
+    encode_with(schema, value, false, out)
 }
 
-/// A struct read from a general union: the branch of its first field that is set (null when none is and
-/// the union has null).
-fn encode_union(schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
-    let offset = i64::from(schema.optional);
-    let set = match value {
-        Value::Struct(s) => s
-            .values
-            .iter()
-            .enumerate()
-            .find(|(_, v)| !v.is_null())
-            .and_then(|(i, v)| Some((i, v, schema.fields.get(i)?))),
-        Value::Null => None,
-        _ => return Err(mismatch(schema, value)),
-    };
-    match set {
-        Some((i, v, field)) => {
-            write_long(out, offset + i as i64);
-            let mut branch = (*field.schema).clone();
-            branch.optional = false;
-            encode(&branch, v, out)
+/// [`encode`], with `enums`: a string carrying an Avro enum (see [`super::named`]) written as the index
+/// of its symbol, as the enum its schema is written as (`enhanced.avro.schema.support`, or a latest
+/// schema with enums).
+pub fn encode_with(
+    schema: &Schema,
+    value: &Value,
+    enums: bool,
+    out: &mut Vec<u8>,
+) -> Result<(), DataError> {
+    Encoder { enums }.value(schema, value, out)
+}
+
+/// Writes Connect values.
+struct Encoder {
+    /// Strings carrying an enum are written as the enum.
+    enums: bool,
+}
+
+impl Encoder {
+    fn value(&self, schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
+        let value = match (value, &schema.default_value) {
+            (Value::Null, Some(d)) => d,
+            _ => value,
+        };
+        if super::connect::is_union(schema) {
+            return self.union(schema, value, out);
         }
-        None if schema.optional => {
-            out.push(0);
-            Ok(())
+        if schema.optional {
+            // The union's branches: `["null", T]`, or `[T, "null"]` when a default other than null leads.
+            let null_last = super::connect::null_last(schema);
+            if value.is_null() {
+                out.push(if null_last { 2 } else { 0 });
+                return Ok(());
+            }
+            out.push(if null_last { 0 } else { 2 });
+        } else if value.is_null() {
+            return Err(DataError::new(format!(
+                "Invalid value: null used for required value, schema type: {}",
+                schema.schema_type
+            )));
         }
-        None => Err(DataError::new(format!(
-            "A union value with no branch set for the required union {}",
-            schema
-                .fields
-                .iter()
-                .map(|f| f.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+        match (schema.schema_type, value) {
+            (SchemaType::Int8, Value::Int8(n)) => write_long(out, i64::from(*n)),
+            (SchemaType::Int16, Value::Int16(n)) => write_long(out, i64::from(*n)),
+            (SchemaType::Int32, Value::Int32(n)) => write_long(out, i64::from(*n)),
+            (SchemaType::Int64, Value::Int64(n)) => write_long(out, *n),
+            (SchemaType::Float32, Value::Float32(f)) => out.extend_from_slice(&f.to_le_bytes()),
+            (SchemaType::Float64, Value::Float64(f)) => out.extend_from_slice(&f.to_le_bytes()),
+            (SchemaType::Boolean, Value::Boolean(b)) => out.push(u8::from(*b)),
+            (SchemaType::String, Value::String(s)) => self.string(schema, s, out)?,
+            (SchemaType::Bytes, Value::Bytes(b)) => match named::fixed_size(schema) {
+                Some(size) => write_fixed(schema, size, b, out)?,
+                None => write_bytes(out, b),
+            },
+            (SchemaType::Array, Value::Array(items)) => {
+                let item = child(schema.value_schema.as_deref())?;
+                if !items.is_empty() {
+                    write_long(out, items.len() as i64);
+                    for v in items {
+                        self.value(item, v, out)?;
+                    }
+                }
+                out.push(0);
+            }
+            (SchemaType::Map, Value::Map(entries)) => {
+                let key = child(schema.key_schema.as_deref())?;
+                let val = child(schema.value_schema.as_deref())?;
+                if !entries.is_empty() {
+                    write_long(out, entries.len() as i64);
+                    for (k, v) in entries {
+                        // A string key as in an Avro map, any other as a MapEntry record: key, then value.
+                        self.value(key, k, out)?;
+                        self.value(val, v, out)?;
+                    }
+                }
+                out.push(0);
+            }
+            (SchemaType::Struct, Value::Struct(s)) => {
+                for f in &schema.fields {
+                    let v = s.values.get(f.index).unwrap_or(&Value::Null);
+                    self.value(&f.schema, v, out)?;
+                }
+            }
+            _ => return Err(mismatch(schema, value)),
+        }
+        Ok(())
     }
+
+    /// A string, or the index of its symbol when it carries an enum written as the enum.
+    fn string(&self, schema: &Schema, s: &str, out: &mut Vec<u8>) -> Result<(), DataError> {
+        let symbols = if self.enums {
+            named::enum_symbols(schema)
+        } else {
+            None
+        };
+        match symbols {
+            None => write_bytes(out, s.as_bytes()),
+            Some(symbols) => {
+                let i = symbols.iter().position(|x| *x == s).ok_or_else(|| {
+                    DataError::new(format!(
+                        "{s} is not a symbol of the Avro enum {} ({})",
+                        named::enum_name(schema).unwrap_or_default(),
+                        symbols.join(", ")
+                    ))
+                })?;
+                write_long(out, i as i64);
+            }
+        }
+        Ok(())
+    }
+
+    /// A struct read from a general union: the branch of its first field that is set (null when none is and
+    /// the union has null).
+    fn union(&self, schema: &Schema, value: &Value, out: &mut Vec<u8>) -> Result<(), DataError> {
+        let offset = i64::from(schema.optional);
+        let set = match value {
+            Value::Struct(s) => s
+                .values
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !v.is_null())
+                .and_then(|(i, v)| Some((i, v, schema.fields.get(i)?))),
+            Value::Null => None,
+            _ => return Err(mismatch(schema, value)),
+        };
+        match set {
+            Some((i, v, field)) => {
+                write_long(out, offset + i as i64);
+                let mut branch = (*field.schema).clone();
+                branch.optional = false;
+                self.value(&branch, v, out)
+            }
+            None if schema.optional => {
+                out.push(0);
+                Ok(())
+            }
+            None => Err(DataError::new(format!(
+                "A union value with no branch set for the required union {}",
+                schema
+                    .fields
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+}
+
+/// A fixed type's value: exactly `size` bytes, a decimal's sign-extended to them.
+fn write_fixed(schema: &Schema, size: usize, b: &[u8], out: &mut Vec<u8>) -> Result<(), DataError> {
+    let what = schema.name.as_deref().unwrap_or_default();
+    if b.len() == size {
+        out.extend_from_slice(b);
+        return Ok(());
+    }
+    if b.len() < size && schema.logical().is_some() {
+        let sign = if b.first().is_some_and(|x| x & 0x80 != 0) {
+            0xff
+        } else {
+            0
+        };
+        out.extend(std::iter::repeat_n(sign, size - b.len()));
+        out.extend_from_slice(b);
+        return Ok(());
+    }
+    Err(DataError::new(format!(
+        "A value of {} bytes for the Avro fixed type {what} of {size} bytes",
+        b.len()
+    )))
 }
 
 fn child(s: Option<&Schema>) -> Result<&Schema, DataError> {

@@ -4,16 +4,18 @@
 //! and others as arrays of `io.confluent.connect.avro.MapEntry` records, the logical types with their
 //! Avro logical types, and `connect.name`, `connect.version`, `connect.doc`, `connect.parameters`.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value as Json};
 
+use super::defaults::{avro_default, connect_default, connect_default_prop, FIELD_DEFAULT_FLAG};
+use super::named;
 use super::schema::{AvroSchema, NamedKind, Node};
 use crate::data::logical::{
     LogicalKind, DATE_NAME, DECIMAL_NAME, DECIMAL_SCALE_PARAMETER, TIMESTAMP_NAME, TIME_NAME,
 };
-use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType, Struct, Value};
+use crate::data::{DataError, Field, Schema, SchemaRef, SchemaType};
 
 /// The namespace of the records Confluent's converter makes up.
 const NAMESPACE: &str = "io.confluent.connect.avro";
@@ -23,18 +25,26 @@ const DEFAULT_NAME: &str = "ConnectDefault";
 pub const UNION_NAME: &str = "io.confluent.connect.avro.Union";
 /// Decimal precision parameter Confluent writes.
 const PRECISION_PARAMETER: &str = "connect.decimal.precision";
+/// Avro properties whose names start with this are kept as Connect parameters, and written back.
+const AVRO_PROP: &str = "avro";
+/// The parameter holding a record's Avro `doc`.
+const RECORD_DOC: &str = "io.confluent.connect.avro.record.doc";
+/// The prefix of the parameters holding the Avro `doc` of a record's fields (then the field's name).
+const FIELD_DOC_PREFIX: &str = "io.confluent.connect.avro.field.doc.";
 
 /// Connect → Avro, numbering unnamed structs as Confluent does (`ConnectDefault`, `ConnectDefault2`, …).
 #[derive(Default)]
 pub struct ToAvro {
     unnamed: usize,
-    /// Named records already written, so a second use refers to the first by name.
-    written: BTreeMap<String, ()>,
+    /// Named types already written, so a second use refers to the first by name.
+    written: BTreeSet<String>,
     /// `connect.meta.data=false`: no `connect.doc`, `connect.version`, `connect.parameters`,
     /// `connect.name`.
     no_meta: bool,
     /// `scrub.invalid.names`: names made valid Avro names.
     scrub: bool,
+    /// `enhanced.avro.schema.support`: strings carrying an enum written as that enum.
+    enhanced: bool,
 }
 
 /// How a Connect schema is written as Avro: Confluent's `connect.meta.data` and `scrub.invalid.names`.
@@ -44,6 +54,12 @@ pub struct AvroOptions {
     pub meta: bool,
     /// Replace what Avro does not allow in names (default false).
     pub scrub: bool,
+    /// `enhanced.avro.schema.support` (default false): a Connect string carrying an Avro enum is
+    /// written as that enum, and a general union's branches that are named types are read as fields
+    /// named by the type's full name.
+    pub enhanced: bool,
+    /// `flatten.singleton.unions` (default true): a union of one branch reads as that branch.
+    pub flatten: bool,
 }
 
 impl Default for AvroOptions {
@@ -51,6 +67,8 @@ impl Default for AvroOptions {
         AvroOptions {
             meta: true,
             scrub: false,
+            enhanced: false,
+            flatten: true,
         }
     }
 }
@@ -66,6 +84,7 @@ pub fn to_avro_with(schema: &Schema, options: AvroOptions) -> Json {
     ToAvro {
         no_meta: !options.meta,
         scrub: options.scrub,
+        enhanced: options.enhanced,
         ..ToAvro::default()
     }
     .schema(schema, true)
@@ -90,7 +109,8 @@ pub fn scrub_name(name: &str) -> String {
     out
 }
 
-/// A Connect schema's metadata as Avro properties.
+/// A Connect schema's metadata as Avro properties: `connect.doc`, `connect.version`,
+/// `connect.parameters` (less [`FIELD_DEFAULT_FLAG`]), `connect.default` and `connect.name`.
 fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
     if let Some(doc) = &schema.doc {
         out.insert("connect.doc".into(), json!(doc));
@@ -98,8 +118,17 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
     if let Some(v) = schema.version {
         out.insert("connect.version".into(), json!(v));
     }
-    if !schema.parameters.is_empty() {
-        out.insert("connect.parameters".into(), json!(schema.parameters));
+    let params: Map<String, Json> = schema
+        .parameters
+        .iter()
+        .filter(|(k, _)| k.as_str() != FIELD_DEFAULT_FLAG)
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    if !params.is_empty() {
+        out.insert("connect.parameters".into(), Json::Object(params));
+    }
+    if let Some(default) = connect_default_prop(schema) {
+        out.insert("connect.default".into(), default);
     }
     if with_name {
         if let Some(name) = &schema.name {
@@ -109,9 +138,16 @@ fn connect_props(schema: &Schema, out: &mut Map<String, Json>, with_name: bool) 
 }
 
 impl ToAvro {
+    /// The Connect metadata (unless `connect.meta.data=false`), then the parameters whose names start
+    /// with `avro` as properties of their own, as Confluent writes them.
     fn props(&self, schema: &Schema, out: &mut Map<String, Json>, with_name: bool) {
         if !self.no_meta {
             connect_props(schema, out, with_name);
+        }
+        for (k, v) in schema.parameters.iter() {
+            if k.starts_with(AVRO_PROP) {
+                out.insert(k.clone(), json!(v));
+            }
         }
     }
 
@@ -136,7 +172,51 @@ impl ToAvro {
         }
     }
 
+    /// The next name of an unnamed struct (or enum): `ConnectDefault`, then `ConnectDefault2`, …
+    fn default_name(&mut self) -> String {
+        self.unnamed += 1;
+        match self.unnamed {
+            1 => format!("{NAMESPACE}.{DEFAULT_NAME}"),
+            n => format!("{NAMESPACE}.{DEFAULT_NAME}{n}"),
+        }
+    }
+
+    /// A Connect string carrying an enum, as that enum (with `enhanced.avro.schema.support`).
+    fn enumeration(&mut self, schema: &Schema) -> Option<Json> {
+        if !self.enhanced {
+            return None;
+        }
+        named::enum_symbols(schema)?;
+        // The doc and default are kept under the Connect schema's simple name.
+        let name = match &schema.name {
+            Some(n) => self.name(named::simple_name(n)),
+            None => named::simple_name(&self.default_name()).to_string(),
+        };
+        named::enum_json(schema, &name)
+    }
+
+    /// A second use of an enum or fixed type already written: its name.
+    fn written_before(&mut self, schema: &Schema) -> Option<Json> {
+        let full = named::avro_full_name(schema, self.enhanced)?;
+        if self.written.insert(full.clone()) {
+            return None;
+        }
+        if self.enhanced && named::enum_name(schema).is_some() {
+            return Some(json!(full));
+        }
+        let parts: Vec<String> = full.split('.').map(|p| self.name(p)).collect();
+        Some(json!(parts.join(".")))
+    }
+
+    fn bytes(&self, schema: &Schema) -> Json {
+        let scrub = |n: &str| self.name(n);
+        named::fixed_json(schema, scrub).unwrap_or_else(|| json!("bytes"))
+    }
+
     fn required(&mut self, schema: &Schema) -> Json {
+        if let Some(name) = self.written_before(schema) {
+            return name;
+        }
         let mut props = Map::new();
         let base = match schema.logical() {
             Some(LogicalKind::Decimal(scale)) => {
@@ -148,49 +228,55 @@ impl ToAvro {
                 props.insert("scale".into(), json!(scale));
                 props.insert("precision".into(), json!(precision));
                 props.insert("logicalType".into(), json!("decimal"));
-                "bytes"
+                self.bytes(schema)
             }
             Some(LogicalKind::Date) => {
                 props.insert("logicalType".into(), json!("date"));
-                "int"
+                json!("int")
             }
             Some(LogicalKind::Time) => {
                 props.insert("logicalType".into(), json!("time-millis"));
-                "int"
+                json!("int")
             }
             Some(LogicalKind::Timestamp) => {
                 props.insert("logicalType".into(), json!("timestamp-millis"));
-                "long"
+                json!("long")
             }
             None => match schema.schema_type {
                 SchemaType::Int8 => {
                     props.insert("connect.type".into(), json!("int8"));
-                    "int"
+                    json!("int")
                 }
                 SchemaType::Int16 => {
                     props.insert("connect.type".into(), json!("int16"));
-                    "int"
+                    json!("int")
                 }
-                SchemaType::Int32 => "int",
-                SchemaType::Int64 => "long",
-                SchemaType::Float32 => "float",
-                SchemaType::Float64 => "double",
-                SchemaType::Boolean => "boolean",
-                SchemaType::String => "string",
-                SchemaType::Bytes => "bytes",
+                SchemaType::Int32 => json!("int"),
+                SchemaType::Int64 => json!("long"),
+                SchemaType::Float32 => json!("float"),
+                SchemaType::Float64 => json!("double"),
+                SchemaType::Boolean => json!("boolean"),
+                SchemaType::String => self.enumeration(schema).unwrap_or(json!("string")),
+                SchemaType::Bytes => self.bytes(schema),
                 SchemaType::Array => return self.array(schema),
                 SchemaType::Map => return self.map(schema),
                 SchemaType::Struct => return self.record(schema),
             },
         };
         self.props(schema, &mut props, true);
-        if props.is_empty() {
-            return json!(base);
+        match base {
+            Json::Object(mut named) => {
+                named.extend(props);
+                Json::Object(named)
+            }
+            base if props.is_empty() => base,
+            base => {
+                let mut out = Map::new();
+                out.insert("type".into(), base);
+                out.extend(props);
+                Json::Object(out)
+            }
         }
-        let mut out = Map::new();
-        out.insert("type".into(), json!(base));
-        out.extend(props);
-        Json::Object(out)
     }
 
     /// A struct read from a general union, written back as that union.
@@ -247,19 +333,13 @@ impl ToAvro {
     fn record(&mut self, schema: &Schema) -> Json {
         let full = match &schema.name {
             Some(n) => n.clone(),
-            None => {
-                self.unnamed += 1;
-                match self.unnamed {
-                    1 => format!("{NAMESPACE}.{DEFAULT_NAME}"),
-                    n => format!("{NAMESPACE}.{DEFAULT_NAME}{n}"),
-                }
-            }
+            None => self.default_name(),
         };
-        if self.written.contains_key(&full) {
+        if self.written.contains(&full) {
             let parts: Vec<String> = full.split('.').map(|p| self.name(p)).collect();
             return json!(parts.join("."));
         }
-        self.written.insert(full.clone(), ());
+        self.written.insert(full.clone());
         let (namespace, name) = match full.rsplit_once('.') {
             Some((ns, n)) => (
                 Some(
@@ -279,6 +359,12 @@ impl ToAvro {
                 let mut field = Map::new();
                 field.insert("name".into(), json!(self.name(&f.name)));
                 field.insert("type".into(), self.schema(&f.schema, true));
+                if let Some(doc) = schema
+                    .parameters
+                    .get(&format!("{FIELD_DOC_PREFIX}{}", f.name))
+                {
+                    field.insert("doc".into(), json!(doc));
+                }
                 match &f.schema.default_value {
                     Some(d) if !d.is_null() => {
                         field.insert("default".into(), avro_default(&f.schema, d));
@@ -297,22 +383,52 @@ impl ToAvro {
         if let Some(ns) = namespace {
             out.insert("namespace".into(), json!(ns));
         }
+        if let Some(doc) = schema.parameters.get(RECORD_DOC) {
+            out.insert("doc".into(), json!(doc));
+        }
         out.insert("fields".into(), Json::Array(fields));
         self.props(schema, &mut out, schema.name.is_some());
         Json::Object(out)
     }
 }
 
-/// The Connect schema of a parsed Avro schema (the writer's, when reading).
+/// The Connect schema of a parsed Avro schema (the writer's, when reading), with the default options.
 ///
 /// # Errors
-/// A union other than `[null, T]` / `[T, null]`, which Connect cannot hold as one type.
+/// See [`to_connect_with`].
+#[cfg(test)]
 pub fn to_connect(schema: &AvroSchema, json: &Json) -> Result<SchemaRef, DataError> {
-    FromAvro { schema }.node(&schema.root, json, false)
+    to_connect_with(schema, json, AvroOptions::default())
+}
+
+/// The Connect schema of a parsed Avro schema (the writer's, when reading): `connect.meta.data` reads
+/// the Connect metadata, `enhanced.avro.schema.support` names a general union's named branches by full
+/// name.
+///
+/// # Errors
+/// A named type the schema does not define, or a type Connect has no type for.
+pub fn to_connect_with(
+    schema: &AvroSchema,
+    json: &Json,
+    options: AvroOptions,
+) -> Result<SchemaRef, DataError> {
+    FromAvro {
+        schema,
+        meta: options.meta,
+        enhanced: options.enhanced,
+        flatten: options.flatten,
+    }
+    .node(&schema.root, json, false)
 }
 
 struct FromAvro<'a> {
     schema: &'a AvroSchema,
+    /// `connect.meta.data`: read docs and parameters.
+    meta: bool,
+    /// `enhanced.avro.schema.support`.
+    enhanced: bool,
+    /// `flatten.singleton.unions`.
+    flatten: bool,
 }
 
 /// The JSON object that describes a node, if the schema wrote one (for its properties).
@@ -320,7 +436,10 @@ fn props(json: &Json) -> Option<&Map<String, Json>> {
     json.as_object()
 }
 
-fn apply_connect_props(out: &mut Schema, json: &Json) {
+/// The `connect.*` properties of a node: the name and version always, the doc and parameters with
+/// `connect.meta.data` (`meta`), as Confluent reads them; then every property whose name starts with
+/// `avro` (`avro.java.string`) as a parameter of that name, its value as text.
+fn apply_connect_props(out: &mut Schema, json: &Json, meta: bool) {
     let Some(p) = props(json) else { return };
     if let Some(name) = p.get("connect.name").and_then(Json::as_str) {
         out.name = Some(name.to_string());
@@ -328,15 +447,21 @@ fn apply_connect_props(out: &mut Schema, json: &Json) {
     if let Some(v) = p.get("connect.version").and_then(Json::as_i64) {
         out.version = i32::try_from(v).ok();
     }
-    if let Some(doc) = p.get("connect.doc").and_then(Json::as_str) {
-        out.doc = Some(doc.to_string());
-    }
-    if let Some(Json::Object(params)) = p.get("connect.parameters") {
-        for (k, v) in params {
-            if let Some(v) = v.as_str() {
-                out.parameters.insert(k.clone(), v.to_string());
+    if meta {
+        if let Some(doc) = p.get("connect.doc").and_then(Json::as_str) {
+            out.doc = Some(doc.to_string());
+        }
+        if let Some(Json::Object(params)) = p.get("connect.parameters") {
+            for (k, v) in params {
+                if let Some(v) = v.as_str() {
+                    out.parameters.insert(k.clone(), v.to_string());
+                }
             }
         }
+    }
+    for (k, v) in p.iter().filter(|(k, _)| k.starts_with(AVRO_PROP)) {
+        let text = v.as_str().map_or_else(|| v.to_string(), String::from);
+        out.parameters.insert(k.clone(), text);
     }
 }
 
@@ -352,11 +477,33 @@ impl FromAvro<'_> {
                 s.value_schema = Some(self.node(values, child(json, "values"), false)?);
                 s
             }
-            Node::Named(name) => self.named(name, json)?,
+            Node::Named(name) => {
+                // A type used again by name takes its attributes from where it is defined.
+                let definition;
+                let json = match (json, self.schema.lookup(name)) {
+                    (Json::Object(o), _) if o.contains_key("name") => json,
+                    (_, None) => json,
+                    (_, Some(def)) => {
+                        definition = Json::Object(def.definition.clone());
+                        &definition
+                    }
+                };
+                let mut out = self.named(name, json)?;
+                out.optional = optional;
+                apply_connect_props(&mut out, json, self.meta);
+                if out
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(&format!("{NAMESPACE}.{DEFAULT_NAME}")))
+                {
+                    out.name = None;
+                }
+                return Ok(with_connect_default(out, json));
+            }
         };
         out.optional = optional;
-        apply_connect_props(&mut out, json);
-        Ok(Arc::new(out))
+        apply_connect_props(&mut out, json, self.meta);
+        Ok(with_connect_default(out, json))
     }
 
     fn union(&self, branches: &[Node], json: &Json) -> Result<SchemaRef, DataError> {
@@ -369,6 +516,9 @@ impl FromAvro<'_> {
         match non_null.as_slice() {
             [(i, only)] if branches.len() == 2 => {
                 self.node(only, jsons.get(*i).unwrap_or(&Json::Null), true)
+            }
+            [(i, only)] if branches.len() == 1 && self.flatten => {
+                self.node(only, jsons.get(*i).unwrap_or(&Json::Null), false)
             }
             _ => self.general_union(branches, &jsons),
         }
@@ -386,7 +536,7 @@ impl FromAvro<'_> {
                 continue;
             }
             s.fields.push(Field {
-                name: branch_name(branch),
+                name: branch_name(branch, self.enhanced),
                 index: s.fields.len(),
                 schema: self.node(branch, jsons.get(i).unwrap_or(&Json::Null), true)?,
             });
@@ -458,20 +608,53 @@ impl FromAvro<'_> {
             .lookup(name)
             .ok_or_else(|| DataError::new(format!("Unknown Avro type {name}")))?;
         Ok(match &def.kind {
-            NamedKind::Enum(..) => Schema::new(SchemaType::String),
-            NamedKind::Fixed(_) => Schema::new(SchemaType::Bytes),
+            NamedKind::Enum(symbols, default) => named::enum_to_connect(
+                &def.name,
+                symbols,
+                default.as_deref(),
+                &def.definition,
+                self.meta,
+            ),
+            NamedKind::Fixed(size) => {
+                let mut s = match json.get("logicalType").and_then(Json::as_str) {
+                    Some("decimal") => self.primitive("bytes", json)?,
+                    _ => {
+                        let mut s = Schema::new(SchemaType::Bytes);
+                        s.name = Some(def.name.clone());
+                        s
+                    }
+                };
+                s.parameters
+                    .insert(named::FIXED_SIZE.into(), size.to_string());
+                s
+            }
             NamedKind::Record(fields) => {
                 let mut s = Schema::new(SchemaType::Struct);
                 s.name = Some(def.name.clone());
+                let doc = |j: &Json| j.get("doc").and_then(Json::as_str).map(String::from);
+                if let Some(doc) = doc(json).filter(|_| self.meta) {
+                    s.parameters.insert(RECORD_DOC.into(), doc);
+                }
                 let field_jsons = json.get("fields").and_then(Json::as_array);
                 for (index, f) in fields.iter().enumerate() {
-                    let fj = field_jsons
-                        .and_then(|a| a.get(index))
-                        .map(|x| &x["type"])
-                        .unwrap_or(&Json::Null);
+                    let field_json = field_jsons.and_then(|a| a.get(index));
+                    if let Some(doc) = field_json.and_then(doc).filter(|_| self.meta) {
+                        s.parameters
+                            .insert(format!("{FIELD_DOC_PREFIX}{}", f.name), doc);
+                    }
+                    let fj = field_json.map(|x| &x["type"]).unwrap_or(&Json::Null);
                     let mut schema = self.node(&f.node, fj, false)?;
                     if let Some(d) = f.default.as_ref().and_then(|d| connect_default(&schema, d)) {
-                        Arc::make_mut(&mut schema).default_value = Some(d);
+                        let flag = self.meta
+                            && !matches!(f.node, Node::Union(_))
+                            && fj.get("connect.default").is_none();
+                        let schema = Arc::make_mut(&mut schema);
+                        schema.default_value = Some(d);
+                        if flag {
+                            schema
+                                .parameters
+                                .insert(FIELD_DEFAULT_FLAG.into(), "true".into());
+                        }
                     }
                     s.fields.push(Field {
                         name: f.name.clone(),
@@ -479,15 +662,22 @@ impl FromAvro<'_> {
                         schema,
                     });
                 }
-                if def.name == format!("{NAMESPACE}.{DEFAULT_NAME}")
-                    || def.name.starts_with(&format!("{NAMESPACE}.{DEFAULT_NAME}"))
-                {
-                    s.name = None;
-                }
                 s
             }
         })
     }
+}
+
+/// The schema with the default its `connect.default` property gives, when it has one.
+fn with_connect_default(schema: Schema, json: &Json) -> SchemaRef {
+    let mut schema = Arc::new(schema);
+    let default = json
+        .get("connect.default")
+        .and_then(|d| connect_default(&schema, d));
+    if let Some(d) = default {
+        Arc::make_mut(&mut schema).default_value = Some(d);
+    }
+    schema
 }
 
 fn named(t: SchemaType, name: &str) -> Schema {
@@ -508,130 +698,18 @@ pub fn null_last(schema: &Schema) -> bool {
     schema.optional && schema.default_value.as_ref().is_some_and(|d| !d.is_null())
 }
 
-/// A Connect default value as an Avro field default (JSON): bytes as ISO-8859-1 text, maps with string
-/// keys as objects and others as arrays of `{"key", "value"}`, structs as objects.
-fn avro_default(schema: &Schema, value: &Value) -> Json {
-    let child = |s: Option<&SchemaRef>, v: &Value| match s {
-        Some(s) => avro_default(s, v),
-        None => Json::Null,
-    };
-    match value {
-        Value::Null => Json::Null,
-        Value::Boolean(b) => json!(b),
-        Value::Int8(n) => json!(n),
-        Value::Int16(n) => json!(n),
-        Value::Int32(n) => json!(n),
-        Value::Int64(n) => json!(n),
-        Value::Float32(f) => json!(f),
-        Value::Float64(f) => json!(f),
-        Value::String(s) => json!(s),
-        Value::Bytes(b) => json!(b.iter().map(|c| char::from(*c)).collect::<String>()),
-        Value::Array(items) => Json::Array(
-            items
-                .iter()
-                .map(|v| child(schema.value_schema.as_ref(), v))
-                .collect(),
-        ),
-        Value::Map(entries) => {
-            let string_keys = schema
-                .key_schema
-                .as_ref()
-                .is_some_and(|k| k.schema_type == SchemaType::String && !k.optional);
-            if string_keys {
-                let object = entries.iter().filter_map(|(k, v)| match k {
-                    Value::String(k) => Some((k.clone(), child(schema.value_schema.as_ref(), v))),
-                    _ => None,
-                });
-                Json::Object(object.collect())
-            } else {
-                let entries = entries.iter().map(|(k, v)| {
-                    json!({"key": child(schema.key_schema.as_ref(), k),
-                           "value": child(schema.value_schema.as_ref(), v)})
-                });
-                Json::Array(entries.collect())
-            }
-        }
-        Value::Struct(st) => Json::Object(
-            st.schema
-                .fields
-                .iter()
-                .map(|f| {
-                    let v = st.values.get(f.index).unwrap_or(&Value::Null);
-                    (f.name.clone(), avro_default(&f.schema, v))
-                })
-                .collect(),
-        ),
-    }
-}
-
-/// An Avro field default (JSON) as the Connect value of `schema`; none when it does not fit the schema.
-fn connect_default(schema: &SchemaRef, json: &Json) -> Option<Value> {
-    let child = |s: Option<&SchemaRef>, j: &Json| s.and_then(|s| connect_default(s, j));
-    Some(match (schema.schema_type, json) {
-        (_, Json::Null) => return None,
-        (SchemaType::Boolean, Json::Bool(b)) => Value::Boolean(*b),
-        (SchemaType::Int8, j) => Value::Int8(i8::try_from(j.as_i64()?).ok()?),
-        (SchemaType::Int16, j) => Value::Int16(i16::try_from(j.as_i64()?).ok()?),
-        (SchemaType::Int32, j) => Value::Int32(i32::try_from(j.as_i64()?).ok()?),
-        (SchemaType::Int64, j) => Value::Int64(j.as_i64()?),
-        // Avro's float defaults are JSON numbers; f32 holds what a float schema wrote.
-        #[allow(clippy::cast_possible_truncation)]
-        (SchemaType::Float32, j) => Value::Float32(j.as_f64()? as f32),
-        (SchemaType::Float64, j) => Value::Float64(j.as_f64()?),
-        (SchemaType::String, Json::String(s)) => Value::String(s.clone()),
-        (SchemaType::Bytes, Json::String(s)) => Value::Bytes(
-            s.chars()
-                .map(|c| u8::try_from(u32::from(c)).ok())
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Array, Json::Array(items)) => Value::Array(
-            items
-                .iter()
-                .map(|j| child(schema.value_schema.as_ref(), j))
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Map, Json::Object(o)) => Value::Map(
-            o.iter()
-                .map(|(k, j)| {
-                    Some((
-                        Value::String(k.clone()),
-                        child(schema.value_schema.as_ref(), j)?,
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Map, Json::Array(entries)) => Value::Map(
-            entries
-                .iter()
-                .map(|e| {
-                    Some((
-                        child(schema.key_schema.as_ref(), &e["key"])?,
-                        child(schema.value_schema.as_ref(), &e["value"])?,
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        ),
-        (SchemaType::Struct, Json::Object(o)) => {
-            let mut st = Struct::new(schema.clone());
-            for f in &schema.fields {
-                if let Some(v) = o.get(&f.name).and_then(|j| connect_default(&f.schema, j)) {
-                    st.values[f.index] = v;
-                }
-            }
-            Value::Struct(st)
-        }
-        _ => return None,
-    })
-}
-
 /// Whether a Connect schema is a general Avro union read as a struct.
 pub fn is_union(schema: &Schema) -> bool {
     schema.schema_type == SchemaType::Struct && schema.name.as_deref() == Some(UNION_NAME)
 }
 
-/// The field name of a union branch: its type's name, a named type's simple name.
-fn branch_name(node: &Node) -> String {
+/// The field name of a union branch: its type's name, a named type's simple name (its full name with
+/// `enhanced.avro.schema.support`).
+fn branch_name(node: &Node, enhanced: bool) -> String {
     let name = super::json::branch_name(node);
+    if enhanced {
+        return name;
+    }
     match name.rsplit_once('.') {
         Some((_, simple)) => simple.to_string(),
         None => name,

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value as Json;
 
-use super::binary::{encode, Reader};
+use super::anything::{decode_anything, encode_anything, ANYTHING_NAME, ANYTHING_SCHEMA};
+use super::binary::{encode_with, Reader};
 use super::compat;
-use super::connect::{to_avro_with, to_connect, AvroOptions};
+use super::connect::{to_avro_with, to_connect_with, AvroOptions};
 use super::schema::{AvroSchema, Node};
 use crate::converters::registry::client::config_error;
 use crate::converters::registry::client::read_framed;
@@ -25,29 +26,31 @@ use crate::data::{DataError, Schema, SchemaAndValue, SchemaRef, Value};
 /// Confluent's class name.
 pub const CLASS: &str = "io.confluent.connect.avro.AvroConverter";
 
-/// Refuses the settings whose behaviour this converter does not have yet, naming the key, rather than
-/// behaving otherwise than the config says.
+/// Confluent's `AvroDataConfig` switches whose `true` this converter does not have: refused, naming the
+/// key, rather than behaving otherwise than the config says.
+const REFUSED_WHEN_TRUE: [&str; 4] = [
+    "discard.type.doc.default",
+    "generalized.sum.type.support",
+    "ignore.default.for.nullables",
+    "allow.optional.map.keys",
+];
+
 fn refuse_unsupported(config: &crate::connectors::Props) -> Result<(), DataError> {
-    let unsupported = |key: &str, value: &str| {
-        config_error(
-            key,
-            value,
-            "This AvroConverter does not support this setting yet",
-        )
-    };
-    if config_bool(config, "enhanced.avro.schema.support", false)? {
-        return Err(unsupported(
-            "enhanced.avro.schema.support",
-            config
-                .get("enhanced.avro.schema.support")
-                .map_or("", String::as_str),
-        ));
+    for key in REFUSED_WHEN_TRUE {
+        if config_bool(config, key, false)? {
+            return Err(config_error(
+                key,
+                config.get(key).map_or("", String::as_str),
+                "This AvroConverter does not support this setting yet",
+            ));
+        }
     }
     Ok(())
 }
 
 /// A schema read by ID: the writer's Avro schema and the Connect schema made of it.
-type ReadSchema = Arc<(AvroSchema, SchemaRef)>;
+/// The Connect schema is none for Confluent's schema of schemaless values (see [`super::anything`]).
+type ReadSchema = Arc<(AvroSchema, Option<SchemaRef>)>;
 
 /// Confluent's AvroConverter.
 #[derive(Debug)]
@@ -61,7 +64,7 @@ pub struct AvroConverter {
     use_latest: bool,
     /// `latest.compatibility.strict` (default true): that schema must read the record's own.
     strict: bool,
-    /// `connect.meta.data` and `scrub.invalid.names`.
+    /// `connect.meta.data`, `scrub.invalid.names` and `enhanced.avro.schema.support`.
     options: AvroOptions,
     /// Subject → its latest version's ID and schema, read once.
     latest: Mutex<HashMap<String, Latest>>,
@@ -75,7 +78,7 @@ impl AvroConverter {
     ///
     /// # Errors
     /// A message naming the key (see [`RegistryConfig::from_map`]), or a key whose behaviour this
-    /// converter does not have yet.
+    /// converter does not have.
     pub fn from_config(config: &crate::connectors::Props) -> Result<Self, DataError> {
         let registry = RegistryConfig::from_map(config)?;
         refuse_unsupported(config)?;
@@ -86,6 +89,8 @@ impl AvroConverter {
             options: AvroOptions {
                 meta: config_bool(config, "connect.meta.data", true)?,
                 scrub: config_bool(config, "scrub.invalid.names", false)?,
+                enhanced: config_bool(config, "enhanced.avro.schema.support", false)?,
+                flatten: config_bool(config, "flatten.singleton.unions", true)?,
             },
             use_latest: config_bool(config, "use.latest.version", false)?,
             strict: config_bool(config, "latest.compatibility.strict", true)?,
@@ -116,12 +121,13 @@ impl AvroConverter {
         Ok((text, record))
     }
 
-    /// A registry schema parsed with its references, and the Connect schema made of it.
+    /// A registry schema parsed with its references, and the Connect schema made of it (none for
+    /// Confluent's schema of schemaless values).
     fn read_schema(
         &self,
         fetched: &FetchedSchema,
         what: &str,
-    ) -> Result<(AvroSchema, SchemaRef), DataError> {
+    ) -> Result<(AvroSchema, Option<SchemaRef>), DataError> {
         let invalid = |e: &dyn std::fmt::Display| {
             DataError::new(format!("The schema with {what} is invalid: {e}"))
         };
@@ -132,13 +138,18 @@ impl AvroConverter {
             known.push(parsed);
         }
         let parsed = AvroSchema::parse_with(&fetched.schema, &known).map_err(|e| invalid(&e))?;
+        if parsed.root == Node::Named(ANYTHING_NAME.to_string()) {
+            return Ok((parsed, None));
+        }
         let json: Json = serde_json::from_str(&fetched.schema).unwrap_or(Json::Null);
-        let connect = to_connect(&parsed, &json)?;
-        Ok((parsed, connect))
+        let connect = to_connect_with(&parsed, &json, self.options)?;
+        Ok((parsed, Some(connect)))
     }
 
     /// `use.latest.version`: the subject's latest schema, which must read the record's own when
-    /// `latest.compatibility.strict`, and whose Connect form must write the same bytes as it.
+    /// `latest.compatibility.strict`, and whose Connect form must write the same bytes as it (strings
+    /// carrying an enum written as the enum, whatever `enhanced.avro.schema.support` says, as
+    /// Confluent writes a string into a latest schema's enum).
     fn latest(&self, subject: &str, own: &str) -> Result<Latest, DataError> {
         let latest = match cached(&self.latest, &subject.to_string()) {
             Some(l) => l,
@@ -146,11 +157,20 @@ impl AvroConverter {
                 let (id, fetched) = self.registry.latest_version(subject)?;
                 let (avro, connect) =
                     self.read_schema(&fetched, &format!("ID {id} (subject {subject}'s latest)"))?;
-                let written = AvroSchema::parse(&to_avro_with(&connect, self.options).to_string())
+                let connect = connect.ok_or_else(|| {
+                    DataError::new(format!(
+                        "The latest schema of subject {subject} (ID {id}) is the schema of values without a schema"
+                    ))
+                })?;
+                let as_enums = AvroOptions {
+                    enhanced: true,
+                    ..self.options
+                };
+                let written = AvroSchema::parse(&to_avro_with(&connect, as_enums).to_string())
                     .map_err(|e| DataError::new(e.to_string()))?;
                 if !compat::same_encoding(&written, &avro) {
                     return Err(DataError::new(format!(
-                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as (enums or fixed types)"
+                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as"
                     )));
                 }
                 let l = Arc::new((id, avro, connect));
@@ -199,6 +219,26 @@ impl AvroConverter {
     }
 }
 
+impl AvroConverter {
+    /// A value without a schema, written under Confluent's `Anything` schema (registered under the
+    /// subject of the strategy, its record name `io.confluent.connect.avro.Anything`).
+    fn schemaless(&self, topic: &str, value: &Value) -> Result<Vec<u8>, DataError> {
+        let subject = self.registry.subject(topic, Some(ANYTHING_NAME))?;
+        let id = self
+            .registry
+            .id_for(&subject, "AVRO", ANYTHING_SCHEMA)
+            .map_err(|e| {
+                DataError::new(format!(
+                    "Failed to serialize Avro data from topic {topic}: subject {subject}: {e}"
+                ))
+            })?;
+        let mut out = Vec::with_capacity(32);
+        frame(id, &mut out);
+        encode_anything(value, &mut out)?;
+        Ok(out)
+    }
+}
+
 impl Converter for AvroConverter {
     fn from_connect(
         &self,
@@ -209,9 +249,9 @@ impl Converter for AvroConverter {
         if value.is_null() && schema.is_none_or(|s| s.default_value.is_none()) {
             return Ok(None);
         }
-        let schema = schema.ok_or_else(|| {
-            DataError::new("AvroConverter needs a schema: this record's value has none")
-        })?;
+        let Some(schema) = schema else {
+            return self.schemaless(topic, value).map(Some);
+        };
         let (text, record) = self.avro_text(schema)?;
         let subject = self.registry.subject(topic, record.as_deref())?;
         if self.use_latest && !self.registry.config.auto_register {
@@ -224,7 +264,7 @@ impl Converter for AvroConverter {
             let projected = project(schema, value, &latest.2).map_err(fail)?;
             let mut out = Vec::with_capacity(64);
             frame(latest.0, &mut out);
-            encode(&latest.2, &projected, &mut out)?;
+            encode_with(&latest.2, &projected, true, &mut out)?;
             return Ok(Some(out));
         }
         let id = self.registry.id_for(&subject, "AVRO", &text).map_err(|e| {
@@ -234,7 +274,7 @@ impl Converter for AvroConverter {
         })?;
         let mut out = Vec::with_capacity(64);
         frame(id, &mut out);
-        encode(schema, value, &mut out)?;
+        encode_with(schema, value, self.options.enhanced, &mut out)?;
         Ok(Some(out))
     }
 
@@ -243,11 +283,14 @@ impl Converter for AvroConverter {
             let read = self.schema_by_id(id)?;
             let (avro, connect) = read.as_ref();
             let mut reader = Reader::new(payload, avro);
-            let value = reader.value(&avro.root, connect)?;
+            let value = match connect {
+                Some(connect) => reader.value(&avro.root, connect)?,
+                None => decode_anything(&mut reader)?,
+            };
             if !reader.done() {
                 return Err(DataError::new("bytes left after the value"));
             }
-            Ok(SchemaAndValue::new(Some(connect.clone()), value))
+            Ok(SchemaAndValue::new(connect.clone(), value))
         })
     }
 }

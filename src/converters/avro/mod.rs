@@ -5,11 +5,16 @@
 //! `AvroConverter` in its wire format ([`converter`]), and Avro's JSON encoding for display and the REST
 //! Proxy ([`json`]).
 
+pub mod anything;
 pub mod binary;
 pub mod compat;
 pub mod connect;
 pub mod converter;
+pub mod defaults;
 pub mod json;
+pub mod named;
+#[cfg(test)]
+mod named_tests;
 pub mod schema;
 #[cfg(test)]
 mod tests;

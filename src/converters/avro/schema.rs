@@ -59,6 +59,9 @@ pub struct Named {
     pub aliases: Vec<String>,
     /// What it is.
     pub kind: NamedKind,
+    /// The JSON object that defines it, with its other attributes (`doc`, `connect.*` properties);
+    /// where the type is used again by name, they are read from here.
+    pub definition: Map<String, Json>,
 }
 
 /// A parsed schema: its root type and every named type it defines or references.
@@ -304,6 +307,7 @@ impl Parser {
                         name: full.clone(),
                         aliases: aliases.clone(),
                         kind: NamedKind::Record(Vec::new()),
+                        definition: map.clone(),
                     },
                 );
                 NamedKind::Record(self.fields(map, &full, &inner)?)
@@ -315,6 +319,7 @@ impl Parser {
                 name: full.clone(),
                 aliases,
                 kind,
+                definition: map.clone(),
             },
         );
         Ok(Node::Named(full))

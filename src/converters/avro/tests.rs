@@ -233,8 +233,12 @@ fn the_converter_refuses_what_it_does_not_do_yet_naming_the_key() {
         "io.confluent.kafka.serializers.subject.RecordNameStrategy"
     )])
     .is_ok());
+    assert!(config(&[("enhanced.avro.schema.support", "true")]).is_ok());
     for (key, value) in [
-        ("enhanced.avro.schema.support", "true"),
+        ("generalized.sum.type.support", "true"),
+        ("discard.type.doc.default", "true"),
+        ("ignore.default.for.nullables", "true"),
+        ("allow.optional.map.keys", "true"),
         ("schema.registry.ssl.truststore.type", "JKS"),
         ("schemas.cache.config", "0"),
         ("value.subject.name.strategy", "com.example.Mine"),
@@ -289,15 +293,19 @@ fn connect_defaults_become_avro_field_defaults_and_come_back() {
     ];
     let (avro, back, read) = round_trip(&record, &Value::Struct(value));
     let f = &avro["fields"];
-    assert_eq!(f[0], json!({"name": "count", "type": "int", "default": 5}));
+    // Each default also as the type's `connect.default`, as Confluent's AvroData writes it.
+    assert_eq!(
+        f[0],
+        json!({"name": "count", "type": {"type": "int", "connect.default": 5}, "default": 5})
+    );
     assert_eq!(
         f[1],
-        json!({"name": "unit", "type": ["string", "null"], "default": "C"}),
+        json!({"name": "unit", "type": [{"type": "string", "connect.default": "C"}, "null"], "default": "C"}),
         "a default other than null puts its type first"
     );
     assert_eq!(
         f[2],
-        json!({"name": "raw", "type": "bytes", "default": "\u{0}\u{ff}"})
+        json!({"name": "raw", "type": {"type": "bytes", "connect.default": "\u{0}\u{ff}"}, "default": "\u{0}\u{ff}"})
     );
     assert_eq!(
         f[3],
@@ -374,6 +382,7 @@ fn connect_meta_data_and_scrub_invalid_names_shape_the_avro_schema() {
         AvroOptions {
             meta: false,
             scrub: true,
+            ..AvroOptions::default()
         },
     );
     assert_eq!(
@@ -384,4 +393,83 @@ fn connect_meta_data_and_scrub_invalid_names_shape_the_avro_schema() {
     AvroSchema::parse(&bare.to_string()).expect("a valid Avro schema");
     assert_eq!(scrub_name("9lives"), "x9lives");
     assert_eq!(scrub_name("_ok"), "_ok");
+}
+
+#[test]
+fn avro_field_defaults_and_docs_come_back_as_they_were_written() {
+    use super::connect::{to_avro_with, AvroOptions};
+    use super::defaults::FIELD_DEFAULT_FLAG;
+    let text = r#"{"type":"record","name":"Reading","namespace":"ex","doc":"One reading","fields":[{"name":"count","type":"int","doc":"How many","default":5},{"name":"unit","type":["null","string"],"default":null},{"name":"at","type":{"type":"long","connect.default":7}}]}"#;
+    let parsed = AvroSchema::parse(text).unwrap();
+    let json: Json = serde_json::from_str(text).unwrap();
+    let connect = to_connect(&parsed, &json).unwrap();
+    let params: Vec<(&str, &str)> = connect
+        .parameters
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        params,
+        [
+            ("io.confluent.connect.avro.record.doc", "One reading"),
+            ("io.confluent.connect.avro.field.doc.count", "How many"),
+        ]
+    );
+    let count = &connect.fields[0].schema;
+    assert_eq!(count.default_value, Some(Value::Int32(5)));
+    assert_eq!(
+        count.parameters.get(FIELD_DEFAULT_FLAG).map(String::as_str),
+        Some("true"),
+        "an Avro field default, flagged as Confluent's AvroData flags it"
+    );
+    assert!(connect.fields[1].schema.parameters.is_empty());
+    let at = &connect.fields[2].schema;
+    assert_eq!(
+        at.default_value,
+        Some(Value::Int64(7)),
+        "from connect.default"
+    );
+    assert!(at.parameters.is_empty());
+    // Written back: the docs and field default where they were, no connect.default for the flagged
+    // field, and the flag not in connect.parameters.
+    let avro = to_avro_with(&connect, AvroOptions::default());
+    assert_eq!(avro["doc"], "One reading");
+    assert_eq!(
+        avro["fields"][0],
+        json!({"name": "count", "type": "int", "doc": "How many", "default": 5})
+    );
+    assert_eq!(
+        avro["fields"][2],
+        json!({"name": "at", "type": {"type": "long", "connect.default": 7}, "default": 7})
+    );
+    // Without the Connect metadata neither docs nor the flag are read.
+    let bare = AvroOptions {
+        meta: false,
+        ..AvroOptions::default()
+    };
+    let connect = super::connect::to_connect_with(&parsed, &json, bare).unwrap();
+    assert!(connect.parameters.is_empty());
+    assert!(connect.fields[0].schema.parameters.is_empty());
+}
+
+#[test]
+fn avro_properties_are_kept_as_parameters_and_written_back() {
+    let text = r#"{"type":"record","name":"R","fields":[{"name":"s","type":{"type":"string","avro.java.string":"String","other":1}}]}"#;
+    let parsed = AvroSchema::parse(text).unwrap();
+    let json: Json = serde_json::from_str(text).unwrap();
+    let connect = to_connect(&parsed, &json).unwrap();
+    let s = &connect.fields[0].schema;
+    assert_eq!(
+        s.parameters.get("avro.java.string").map(String::as_str),
+        Some("String")
+    );
+    assert_eq!(s.parameters.len(), 1, "{:?}", s.parameters);
+    let avro = to_avro(&connect);
+    assert_eq!(
+        avro["fields"][0]["type"],
+        json!({"type": "string", "connect.parameters": {"avro.java.string": "String"}, "avro.java.string": "String"})
+    );
+    // Read again: the same Connect schema.
+    let again = AvroSchema::parse(&avro.to_string()).unwrap();
+    assert_eq!(*to_connect(&again, &avro).unwrap(), *connect);
 }
