@@ -17,7 +17,7 @@ use super::schema::{AvroSchema, Node};
 use crate::converters::registry::client::config_error;
 use crate::converters::registry::client::read_framed;
 use crate::converters::registry::client::FetchedSchema;
-use crate::converters::registry::client::{bounded_insert, cached};
+use crate::converters::registry::client::{bounded_insert, cached, strict_check};
 use crate::converters::registry::{frame, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::project::project;
@@ -151,48 +151,29 @@ impl AvroConverter {
     /// carrying an enum written as the enum, whatever `enhanced.avro.schema.support` says, as
     /// Confluent writes a string into a latest schema's enum).
     fn latest(&self, subject: &str, own: &str) -> Result<Latest, DataError> {
-        let latest = match cached(&self.latest, &subject.to_string()) {
-            Some(l) => l,
-            None => {
-                let (id, fetched) = self.registry.latest_version(subject)?;
-                let (avro, connect) =
-                    self.read_schema(&fetched, &format!("ID {id} (subject {subject}'s latest)"))?;
-                let connect = connect.ok_or_else(|| {
-                    DataError::new(format!(
-                        "The latest schema of subject {subject} (ID {id}) is the schema of values without a schema"
-                    ))
-                })?;
-                let as_enums = AvroOptions {
-                    enhanced: true,
-                    ..self.options
-                };
-                let written = AvroSchema::parse(&to_avro_with(&connect, as_enums).to_string())
-                    .map_err(|e| DataError::new(e.to_string()))?;
-                if !compat::same_encoding(&written, &avro) {
-                    return Err(DataError::new(format!(
-                        "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as"
-                    )));
-                }
-                let l = Arc::new((id, avro, connect));
-                bounded_insert(
-                    &self.latest,
-                    subject.to_string(),
-                    l.clone(),
-                    self.registry.config.cache_size,
-                );
-                l
-            }
-        };
-        if self.strict {
-            let own = AvroSchema::parse(own).map_err(|e| DataError::new(e.to_string()))?;
-            let why = compat::can_read(&latest.1, &own);
-            if !why.is_empty() {
+        let latest = self.registry.latest_cached(&self.latest, subject, |id, fetched, what| {
+            let (avro, connect) = self.read_schema(fetched, what)?;
+            let connect = connect.ok_or_else(|| {
+                DataError::new(format!(
+                    "The latest schema of subject {subject} (ID {id}) is the schema of values without a schema"
+                ))
+            })?;
+            let as_enums = AvroOptions {
+                enhanced: true,
+                ..self.options
+            };
+            let written = AvroSchema::parse(&to_avro_with(&connect, as_enums).to_string())
+                .map_err(|e| DataError::new(e.to_string()))?;
+            if !compat::same_encoding(&written, &avro) {
                 return Err(DataError::new(format!(
-                    "The latest schema of subject {subject} (ID {}) cannot read the record's schema (latest.compatibility.strict): {}",
-                    latest.0,
-                    why.join(", ")
+                    "The latest schema of subject {subject} (ID {id}) uses Avro types that Connect data cannot be written as"
                 )));
             }
+            Ok(Arc::new((id, avro, connect)))
+        })?;
+        if self.strict {
+            let own = AvroSchema::parse(own).map_err(|e| DataError::new(e.to_string()))?;
+            strict_check(subject, latest.0, &compat::can_read(&latest.1, &own))?;
         }
         Ok(latest)
     }

@@ -14,7 +14,7 @@ use super::schema::JsonSchema;
 use super::validate::{validate, Patterns};
 use super::value;
 use crate::converters::registry::client::FetchedSchema;
-use crate::converters::registry::client::{bounded_insert, cached, read_framed};
+use crate::converters::registry::client::{bounded_insert, cached, read_framed, strict_check};
 use crate::converters::registry::{frame, RegistryClient, RegistryConfig};
 use crate::converters::{config_bool, Converter};
 use crate::data::project::project;
@@ -152,30 +152,13 @@ impl JsonSchemaConverter {
     /// `use.latest.version`: the subject's latest schema, which must read the record's own when
     /// `latest.compatibility.strict`.
     fn latest(&self, subject: &str, own: &JsonSchema) -> Result<ReadSchema, DataError> {
-        let latest = match cached(&self.latest, &subject.to_string()) {
-            Some(l) => l,
-            None => {
-                let (id, fetched) = self.registry.latest_version(subject)?;
-                let what = format!("ID {id} (subject {subject}'s latest)");
-                let l = self.read_schema(id, &fetched, &what)?;
-                bounded_insert(
-                    &self.latest,
-                    subject.to_string(),
-                    l.clone(),
-                    self.registry.config.cache_size,
-                );
-                l
-            }
-        };
+        let latest = self
+            .registry
+            .latest_cached(&self.latest, subject, |id, fetched, what| {
+                self.read_schema(id, fetched, what)
+            })?;
         if self.strict {
-            let why = compat::can_read(&latest.1, own);
-            if !why.is_empty() {
-                return Err(DataError::new(format!(
-                    "The latest schema of subject {subject} (ID {}) cannot read the record's schema (latest.compatibility.strict): {}",
-                    latest.0,
-                    why.join(", ")
-                )));
-            }
+            strict_check(subject, latest.0, &compat::can_read(&latest.1, own))?;
         }
         Ok(latest)
     }

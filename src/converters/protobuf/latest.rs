@@ -13,7 +13,7 @@ use super::compat;
 use super::connect::message_schema;
 use super::converter::{ProtobufConverter, Written};
 use super::schema::ProtoSchema;
-use crate::converters::registry::client::{bounded_insert, cached};
+use crate::converters::registry::client::strict_check;
 use crate::data::{DataError, SchemaRef};
 
 /// A subject's latest version as records are written with it.
@@ -55,40 +55,27 @@ impl ProtobufConverter {
     /// `use.latest.version`: the subject's latest schema, which must read the record's own when
     /// `latest.compatibility.strict`.
     pub(super) fn latest(&self, subject: &str, own: &Written) -> Result<Arc<Latest>, DataError> {
-        let latest = match cached(&self.latest, &subject.to_string()) {
-            Some(l) => l,
-            None => {
-                let (id, fetched) = self.registry.latest_version(subject)?;
-                let what = format!("ID {id} (subject {subject}'s latest)");
-                let schema = self.parse_fetched(&fetched, &what)?;
+        let latest = self
+            .registry
+            .latest_cached(&self.latest, subject, |id, fetched, what| {
+                let schema = self.parse_fetched(fetched, what)?;
                 let desc = message_for(&schema, &own.full).ok_or_else(|| {
                     DataError::new(format!("The schema with {what} has no message"))
                 })?;
-                let l = Arc::new(Latest {
+                Ok(Arc::new(Latest {
                     id,
                     indexes: schema.indexes_of(&desc),
                     connect: message_schema(&desc, self.read),
                     schema,
                     desc,
-                });
-                bounded_insert(
-                    &self.latest,
-                    subject.to_string(),
-                    l.clone(),
-                    self.registry.config.cache_size,
-                );
-                l
-            }
-        };
+                }))
+            })?;
         if self.strict {
-            let why = compat::can_read(&latest.schema, &own.compiled);
-            if !why.is_empty() {
-                return Err(DataError::new(format!(
-                    "The latest schema of subject {subject} (ID {}) cannot read the record's schema (latest.compatibility.strict): {}",
-                    latest.id,
-                    why.join(", ")
-                )));
-            }
+            strict_check(
+                subject,
+                latest.id,
+                &compat::can_read(&latest.schema, &own.compiled),
+            )?;
         }
         Ok(latest)
     }

@@ -435,6 +435,35 @@ impl RegistryClient {
         Ok((id_of(&answer)?, fetched_of(&answer)))
     }
 
+    /// `use.latest.version`: the subject's latest version as a converter keeps it, from `cache`, else
+    /// fetched, made by `make` (from its ID, its schema and a name for it in messages) and cached.
+    ///
+    /// # Errors
+    /// The registry's refusal or absence, or `make`'s.
+    pub fn latest_cached<V: Clone>(
+        &self,
+        cache: &Mutex<HashMap<String, V>>,
+        subject: &str,
+        make: impl FnOnce(u32, &FetchedSchema, &str) -> Result<V, DataError>,
+    ) -> Result<V, DataError> {
+        if let Some(v) = cached(cache, &subject.to_string()) {
+            return Ok(v);
+        }
+        let (id, fetched) = self.latest_version(subject)?;
+        let v = make(
+            id,
+            &fetched,
+            &format!("ID {id} (subject {subject}'s latest)"),
+        )?;
+        bounded_insert(
+            cache,
+            subject.to_string(),
+            v.clone(),
+            self.config.cache_size,
+        );
+        Ok(v)
+    }
+
     /// `GET /subjects/{subject}/versions/{version}`.
     fn subject_version(&self, subject: &str, version: &str) -> Result<Json, DataError> {
         let encoded =
@@ -537,6 +566,21 @@ pub fn bounded_insert<K: std::hash::Hash + Eq, V>(
         map.clear();
     }
     map.insert(key, value);
+}
+
+/// `latest.compatibility.strict`: the refusal when the subject's latest schema (ID `id`) cannot read
+/// the record's own, `why` naming the differences (none: it can).
+///
+/// # Errors
+/// The refusal, naming the subject, the ID and the differences.
+pub fn strict_check(subject: &str, id: u32, why: &[String]) -> Result<(), DataError> {
+    if why.is_empty() {
+        return Ok(());
+    }
+    Err(DataError::new(format!(
+        "The latest schema of subject {subject} (ID {id}) cannot read the record's schema (latest.compatibility.strict): {}",
+        why.join(", ")
+    )))
 }
 
 /// Confluent's wire format: magic byte 0, then the schema's ID as 4 big-endian bytes; the payload follows.
