@@ -106,6 +106,17 @@ pub fn none() -> ConfigDef {
     ConfigDef::new()
 }
 
+/// A boolean key of a registry converter's own (Confluent's medium importance).
+fn boolean(name: &str, default: &str, doc: &str) -> ConfigKey {
+    ConfigKey::new(
+        name,
+        ConfigType::Boolean,
+        value(default),
+        Importance::Medium,
+        doc,
+    )
+}
+
 /// Confluent's `AvroConverterConfig`: the keys this AvroConverter reads.
 pub fn avro() -> ConfigDef {
     let key = |name: &str, t: ConfigType, default: DefaultValue, doc: &str| {
@@ -128,7 +139,12 @@ pub fn avro() -> ConfigDef {
             "use.latest.version",
             ConfigType::Boolean,
             value("false"),
-            "Use the latest version of the schema in the subject to write records (with auto.register.schemas=false).",
+            "Use the latest version of the schema in the subject to write records (with auto.register.schemas=false): the record is projected onto it.",
+        ))
+        .define(boolean(
+            "latest.compatibility.strict",
+            "true",
+            "Whether the latest schema (use.latest.version) must be backward compatible with the record's own schema.",
         ))
         .define(key(
             "key.subject.name.strategy",
@@ -159,32 +175,23 @@ pub fn avro() -> ConfigDef {
 /// Confluent's `AvroConverterConfig` with `AvroDataConfig`: the registry keys and the ones that shape how
 /// Connect schemas map to Avro.
 pub fn avro_converter() -> ConfigDef {
-    let key = |name: &str, default: &str, doc: &str| {
-        ConfigKey::new(
-            name,
-            ConfigType::Boolean,
-            value(default),
-            Importance::Medium,
-            doc,
-        )
-    };
     avro()
-        .define(key(
+        .define(boolean(
             "enhanced.avro.schema.support",
             "false",
             "Whether a Connect string read from an Avro enum is written back as that enum, and a general union's named branches are read as fields named by the type's full name.",
         ))
-        .define(key(
+        .define(boolean(
             "connect.meta.data",
             "true",
             "Whether the Connect metadata (connect.doc, connect.version, connect.parameters, connect.name) is written to and read from Avro schemas.",
         ))
-        .define(key(
+        .define(boolean(
             "scrub.invalid.names",
             "false",
             "Whether names that are not valid Avro names are made valid (what Avro does not allow becomes _).",
         ))
-        .define(key(
+        .define(boolean(
             "flatten.singleton.unions",
             "true",
             "Whether a union of one branch is read as that branch (else as a union struct).",
@@ -194,42 +201,33 @@ pub fn avro_converter() -> ConfigDef {
 /// Confluent's `JsonSchemaConverterConfig`: the registry keys AvroConverter shares, and the JSON
 /// Schema keys this converter reads.
 pub fn json_schema() -> ConfigDef {
-    let key = |name: &str, default: &str, doc: &str| {
-        ConfigKey::new(
-            name,
-            ConfigType::Boolean,
-            value(default),
-            Importance::Medium,
-            doc,
-        )
-    };
     avro()
-        .define(key(
+        .define(boolean(
             "json.fail.unknown.properties",
             "true",
             "Whether to fail deserialization if unknown JSON properties are encountered.",
         ))
-        .define(key(
+        .define(boolean(
             "json.fail.invalid.schema",
             "false",
             "Whether a payload that does not validate against its schema fails the record, read or written.",
         ))
-        .define(key(
+        .define(boolean(
             "json.write.dates.iso8601",
             "false",
             "Whether Java dates are written as ISO 8601 strings; as in Confluent's converter, Connect's Date, Time and Timestamp are written as integers either way.",
         ))
-        .define(key(
+        .define(boolean(
             "json.oneof.for.nullables",
             "true",
             "Whether schemas generated from Java classes use oneOf for nullables; the converter's optional schemas are oneOf with null either way, as in Confluent's.",
         ))
-        .define(key(
+        .define(boolean(
             "use.optional.for.nonrequired",
             "false",
             "Whether a property not in its object's `required` is read as an optional field.",
         ))
-        .define(key(
+        .define(boolean(
             "object.additional.properties",
             "true",
             "Whether struct schemas allow additional properties; false writes `additionalProperties: false`.",
@@ -239,16 +237,7 @@ pub fn json_schema() -> ConfigDef {
 /// Confluent's `ProtobufConverterConfig`: the registry keys AvroConverter has, and Protobuf's own.
 #[cfg(feature = "protobuf")]
 pub fn protobuf() -> ConfigDef {
-    let boolean = |name: &str, default: &str, doc: &str| {
-        ConfigKey::new(
-            name,
-            ConfigType::Boolean,
-            value(default),
-            Importance::Medium,
-            doc,
-        )
-    };
-    let mut def = avro()
+    avro()
         .define(boolean(
             "enhanced.protobuf.schema.support",
             "false",
@@ -288,18 +277,5 @@ pub fn protobuf() -> ConfigDef {
             "generate.struct.for.nulls",
             "false",
             "Whether a field that is not set reads as its default (a message as its default struct) rather than null.",
-        ));
-    def.define_or_replace(ConfigKey::new(
-        "use.latest.version",
-        ConfigType::Boolean,
-        value("false"),
-        Importance::High,
-        "Use the latest version of the schema in the subject (with auto.register.schemas=false): the record is projected onto it.",
-    ));
-    def.define_or_replace(boolean(
-        "latest.compatibility.strict",
-        "true",
-        "Whether the latest schema (use.latest.version) must be backward compatible with the record's own schema.",
-    ));
-    def
+        ))
 }
