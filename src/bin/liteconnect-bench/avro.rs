@@ -1,5 +1,5 @@
 //! The Avro scenario: the file → log → file pipeline with Confluent's AvroConverter, then with its
-//! JsonSchemaConverter, on both sides against the worker's own Schema Registry, beside the JsonConverter
+//! JsonSchemaConverter and its ProtobufConverter (with the `protobuf` feature), on both sides against the worker's own Schema Registry, beside the JsonConverter
 //! pipeline measured in the same run; and `GET /schemas/ids/{id}` from 32 keep-alive connections against
 //! the registry.
 
@@ -13,6 +13,20 @@ use crate::rest::load;
 use crate::worker::{TempDir, Worker};
 use crate::{Ctx, Res, Settings};
 
+/// The registry converters measured: a name for the report and the class.
+const CONVERTERS: &[(&str, &str)] = &[
+    ("AvroConverter", "io.confluent.connect.avro.AvroConverter"),
+    (
+        "JsonSchemaConverter",
+        "io.confluent.connect.json.JsonSchemaConverter",
+    ),
+    #[cfg(feature = "protobuf")]
+    (
+        "ProtobufConverter",
+        "io.confluent.connect.protobuf.ProtobufConverter",
+    ),
+];
+
 /// Concurrent connections of the registry load.
 const CONNS: usize = 32;
 
@@ -23,14 +37,16 @@ fn free_port() -> Res<u16> {
         .port())
 }
 
-/// One pipeline run with a registry converter (`conv` makes it for the registry's port), in seconds.
-async fn registry_run(s: &Settings, input: &std::path::Path, conv: fn(u16) -> Conv) -> Res<f64> {
+/// One pipeline run with a registry converter of this class, in seconds.
+async fn registry_run(s: &Settings, input: &std::path::Path, class: &'static str) -> Res<f64> {
     let port = free_port()?;
     let listener = format!("http://127.0.0.1:{port}");
     let extra = [("schema.registry.listeners", listener.as_str())];
-    Ok(pipeline_run_with(s, input, s.lines, conv(port), &extra)
-        .await?
-        .seconds)
+    Ok(
+        pipeline_run_with(s, input, s.lines, Conv::Registry(class, port), &extra)
+            .await?
+            .seconds,
+    )
 }
 
 /// Registry reads a second: one schema registered, then `GET /schemas/ids/1` under load.
@@ -77,38 +93,24 @@ pub(crate) async fn scenario(ctx: &mut Ctx, rows: &mut Vec<Row>) -> Res<()> {
         pipeline_run(&s, &input, s.lines, Conv::Json, false)
     })
     .await?;
-    let avro_seconds = measure("pipeline Avro (s)", s.runs, || {
-        registry_run(&s, &input, Conv::Avro)
-    })
-    .await?;
-    let json_schema_seconds = measure("pipeline JSON Schema (s)", s.runs, || {
-        registry_run(&s, &input, Conv::JsonSchema)
-    })
-    .await?;
-    let reads = measure("registry reads (req/s)", s.runs, || registry_reads(&s)).await?;
     let lines = fmt_num(n);
-    rows.push(
-        Row::new(
-            "avro",
-            format!("file → log → file, AvroConverter with the embedded registry, {lines} lines"),
-            "records/s",
-            n / avro_seconds,
-        )
-        .baseline("JsonConverter pipeline, same run", n / json_seconds)
-        .target(Target::RatioAtLeast(0.6)),
-    );
-    rows.push(
-        Row::new(
-            "avro",
-            format!(
-                "file → log → file, JsonSchemaConverter with the embedded registry, {lines} lines"
-            ),
-            "records/s",
-            n / json_schema_seconds,
-        )
-        .baseline("JsonConverter pipeline, same run", n / json_seconds)
-        .target(Target::RatioAtLeast(0.6)),
-    );
+    for (name, class) in CONVERTERS {
+        let seconds = measure(&format!("pipeline {name} (s)"), s.runs, || {
+            registry_run(&s, &input, class)
+        })
+        .await?;
+        rows.push(
+            Row::new(
+                "avro",
+                format!("file → log → file, {name} with the embedded registry, {lines} lines"),
+                "records/s",
+                n / seconds,
+            )
+            .baseline("JsonConverter pipeline, same run", n / json_seconds)
+            .target(Target::RatioAtLeast(0.6)),
+        );
+    }
+    let reads = measure("registry reads (req/s)", s.runs, || registry_reads(&s)).await?;
     rows.push(
         Row::new(
             "avro",

@@ -49,10 +49,8 @@ fn same_contents(a: &Path, b: &Path) -> Res<bool> {
 pub(crate) enum Conv {
     String,
     Json,
-    /// AvroConverter against the worker's own Schema Registry, on this port.
-    Avro(u16),
-    /// JsonSchemaConverter against the worker's own Schema Registry, on this port.
-    JsonSchema(u16),
+    /// A registry converter (this class) against the worker's own Schema Registry, on this port.
+    Registry(&'static str, u16),
 }
 
 fn converter_overrides(conv: Conv, config: &mut Json) {
@@ -62,12 +60,7 @@ fn converter_overrides(conv: Conv, config: &mut Json) {
             config["value.converter"] = json!(JSON_CONVERTER);
             config["value.converter.schemas.enable"] = json!("true");
         }
-        Conv::Avro(port) | Conv::JsonSchema(port) => {
-            let class = if matches!(conv, Conv::Avro(_)) {
-                "io.confluent.connect.avro.AvroConverter"
-            } else {
-                "io.confluent.connect.json.JsonSchemaConverter"
-            };
+        Conv::Registry(class, port) => {
             config["value.converter"] = json!(class);
             config["value.converter.schema.registry.url"] =
                 json!(format!("http://127.0.0.1:{port}"));
