@@ -387,3 +387,73 @@ async fn avro_converter_writes_values_without_a_schema_under_confluents_anything
     assert_eq!(schema["namespace"], "io.confluent.connect.avro", "{schema}");
     r.stop().await;
 }
+
+/// Behind the registry's basic auth the converter's credentials come from `basic.auth.user.info`
+/// (`basic.auth.credentials.source=USER_INFO`) or from the URL's user and password (`URL`, Confluent's
+/// default); without them, or with a wrong password, the record fails with the registry's 401, and no
+/// message shows a password.
+#[cfg(feature = "kafka-listener")]
+#[tokio::test(flavor = "multi_thread")]
+async fn avro_converter_authenticates_with_user_info_or_the_credentials_in_its_url() {
+    use liteconnect::data::Value;
+    let dir = common::tempdir();
+    let creds = dir.path().join("creds.properties");
+    std::fs::write(&creds, "alice: s3cret\n").unwrap();
+    let creds = creds.display().to_string();
+    let r = RegistryWorker::start(
+        dir.path(),
+        &[
+            (
+                "rest.extension.classes",
+                "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
+            ),
+            ("rest.basic.auth.credentials.file", &creds),
+        ],
+    )
+    .await;
+    let anonymous = common::wait_for("the registry to answer", DEADLINE, || async {
+        reqwest::Client::new()
+            .get(format!("{}/subjects", r.registry))
+            .send()
+            .await
+            .ok()
+            .map(|a| a.status().as_u16())
+    })
+    .await;
+    assert_eq!(anonymous, 401);
+    let registry = r.registry.clone();
+    let (by_user_info, by_url, without, wrong) = tokio::task::spawn_blocking(move || {
+        let write = |url: &str, extra: &[(&str, &str)]| {
+            avro_converter(url, extra)
+                .from_connect("secured", None, &Value::String("x".into()))
+                .map(|bytes| schema_id(&bytes.unwrap()))
+                .map_err(|e| e.to_string())
+        };
+        let with = |user_password: &str| registry.replacen("http://", user_password, 1);
+        (
+            write(
+                &registry,
+                &[
+                    ("basic.auth.credentials.source", "USER_INFO"),
+                    ("basic.auth.user.info", "alice:s3cret"),
+                ],
+            ),
+            write(&with("http://alice:s3cret@"), &[]),
+            write(&registry, &[]),
+            write(&with("http://alice:wr0ng@"), &[]),
+        )
+    })
+    .await
+    .unwrap();
+    let id = by_user_info.unwrap();
+    assert_eq!(
+        by_url,
+        Ok(id),
+        "the URL's credentials register the same schema"
+    );
+    for e in [without.unwrap_err(), wrong.unwrap_err()] {
+        assert!(e.contains("401"), "{e}");
+        assert!(!e.contains("wr0ng") && !e.contains("s3cret"), "{e}");
+    }
+    r.stop().await;
+}

@@ -53,7 +53,8 @@ pub struct RegistryConfig {
     pub is_key: bool,
     /// The subject name strategy for this converter's role.
     pub strategy: SubjectStrategy,
-    /// `basic.auth.user.info` with `basic.auth.credentials.source=USER_INFO`.
+    /// `basic.auth.user.info` with `basic.auth.credentials.source=USER_INFO`, or the URL's user and
+    /// password with `URL` (the default).
     pub user_info: Option<(String, String)>,
     /// `schema.registry.ssl.*`: how the registry's certificate is checked and ours presented.
     pub tls: RegistryTls,
@@ -174,7 +175,13 @@ pub fn config_error(key: &str, value: &str, why: &str) -> DataError {
     DataError::new(crate::config::invalid_value(key, value, why))
 }
 
-fn user_info(config: &crate::connectors::Props) -> Result<Option<(String, String)>, DataError> {
+/// The basic-auth credentials by `basic.auth.credentials.source`: `USER_INFO` takes
+/// `basic.auth.user.info`, `URL` (Confluent's default) the user and password of the registry's URL
+/// (`http://user:password@host:8081`, percent-decoded).
+fn user_info(
+    config: &crate::connectors::Props,
+    in_url: Option<(String, String)>,
+) -> Result<Option<(String, String)>, DataError> {
     let source = config
         .get("basic.auth.credentials.source")
         .map(|s| s.trim().to_ascii_uppercase())
@@ -186,13 +193,38 @@ fn user_info(config: &crate::connectors::Props) -> Result<Option<(String, String
             })?;
             Ok(Some((user.to_string(), password.to_string())))
         }
-        ("USER_INFO" | "URL", _) => Ok(None),
+        ("USER_INFO", None) => Ok(None),
+        ("URL", _) => Ok(in_url),
         (other, _) => Err(config_error(
             "basic.auth.credentials.source",
             other,
             "Only URL and USER_INFO are supported",
         )),
     }
+}
+
+/// The registry's URL without its user and password (so that no message shows them), and those.
+fn split_credentials(url: &str) -> (String, Option<(String, String)>) {
+    let Ok(mut parsed) = reqwest::Url::parse(url) else {
+        return (url.to_string(), None);
+    };
+    if parsed.username().is_empty() && parsed.password().is_none() {
+        return (url.to_string(), None);
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let credentials = (
+        decode(parsed.username()),
+        decode(parsed.password().unwrap_or("")),
+    );
+    // Both succeed on a URL that has a user or password (it has a host).
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    let bare = parsed.as_str().trim_end_matches('/').to_string();
+    (bare, Some(credentials))
 }
 
 impl RegistryConfig {
@@ -212,6 +244,7 @@ impl RegistryConfig {
             })?
             .trim_end_matches('/')
             .to_string();
+        let (url, in_url) = split_credentials(&url);
         let is_key = config
             .get("converter.type")
             .is_some_and(|t| t.trim() == "key");
@@ -246,7 +279,7 @@ impl RegistryConfig {
             auto_register: config_bool(config, "auto.register.schemas", true)?,
             is_key,
             strategy,
-            user_info: user_info(config)?,
+            user_info: user_info(config, in_url)?,
             tls: RegistryTls::from_map(config)?,
             cache_size,
         })
@@ -658,6 +691,33 @@ mod tests {
         let topic_record = client("key", Some(&format!("{prefix}TopicRecordNameStrategy")));
         assert_eq!(topic_record.subject("t", Some("ex.R")).unwrap(), "t-ex.R");
         assert_eq!(client("value", None).config.url, "http://a:8081");
+    }
+
+    #[test]
+    fn credentials_come_from_the_url_by_default_or_from_user_info_and_leave_the_url() {
+        let config = |pairs: &[(&str, &str)]| {
+            let mut c = crate::connectors::Props::new();
+            for (k, v) in pairs {
+                c.insert((*k).into(), (*v).into());
+            }
+            RegistryConfig::from_map(&c).unwrap()
+        };
+        let url = "http://alice:p%40ss@reg:8081/";
+        let by_url = config(&[("schema.registry.url", url)]);
+        assert_eq!(by_url.url, "http://reg:8081");
+        assert_eq!(by_url.user_info, Some(("alice".into(), "p@ss".into())));
+        let by_user_info = config(&[
+            ("schema.registry.url", url),
+            ("basic.auth.credentials.source", "USER_INFO"),
+            ("basic.auth.user.info", "bob:x:y"),
+        ]);
+        assert_eq!(by_user_info.url, "http://reg:8081");
+        assert_eq!(by_user_info.user_info, Some(("bob".into(), "x:y".into())));
+        let none = config(&[("schema.registry.url", "https://reg/prefix")]);
+        assert_eq!(
+            (none.url.as_str(), none.user_info),
+            ("https://reg/prefix", None)
+        );
     }
 
     #[test]
