@@ -175,6 +175,51 @@ impl RegistryWorker {
         body["id"].as_i64().unwrap()
     }
 
+    /// Produces `values` to `topic` through the REST Proxy's binary format; fails the test unless
+    /// they are taken.
+    pub(crate) async fn produce_binary(&self, topic: &str, values: &[&[u8]]) {
+        use base64::Engine as _;
+        let records: Vec<Json> = values
+            .iter()
+            .map(|v| json!({ "value": base64::engine::general_purpose::STANDARD.encode(v) }))
+            .collect();
+        let answer = self
+            .api
+            .request(Method::POST, &format!("/topics/{topic}"))
+            .header("content-type", "application/vnd.kafka.binary.v2+json")
+            .body(json!({ "records": records }).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+    }
+
+    /// Waits for exactly `count` records in partition 0 of the dead letter queue `topic`, and returns
+    /// the message each carries in its `__connect.errors.exception.message` header.
+    pub(crate) async fn dead_letter_messages(&self, topic: &str, count: usize) -> Vec<String> {
+        use base64::Engine as _;
+        let path = format!("/topics/{topic}/partitions/0/records?offset=0&metadata=true");
+        let what = format!("{count} records in the dead letter queue");
+        let dlq = common::wait_for(&what, DEADLINE, || async {
+            let (status, body) = self.api.get(&path).await.ok()?;
+            (status == 200 && body.as_array().is_some_and(|a| a.len() == count)).then_some(body)
+        })
+        .await;
+        let message = |record: &Json| {
+            let header = record["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|h| h["key"] == "__connect.errors.exception.message")
+                .unwrap_or_else(|| panic!("no exception message in {record}"));
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(header["value"].as_str().unwrap())
+                .unwrap();
+            String::from_utf8(bytes).unwrap()
+        };
+        dlq.as_array().unwrap().iter().map(message).collect()
+    }
+
     pub(crate) async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
@@ -854,21 +899,8 @@ async fn avro_converter_reads_confluents_serializer_and_writes_for_its_deseriali
 async fn avro_converter_sends_records_it_cannot_read_to_the_dead_letter_queue() {
     let dir = common::tempdir();
     let r = RegistryWorker::start(dir.path(), &[]).await;
-    use base64::Engine as _;
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    let records = json!({"records": [
-        {"value": b64(b"plain text")},
-        {"value": b64(&[0, 0, 0, 0, 99, b'x'])},
-    ]});
-    let answer = r
-        .api
-        .request(Method::POST, "/topics/raw")
-        .header("content-type", "application/vnd.kafka.binary.v2+json")
-        .body(records.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
+    r.produce_binary("raw", &[b"plain text", &[0, 0, 0, 0, 99, b'x']])
+        .await;
     let sink_file = dir.path().join("out.txt");
     let mut sink = common::file_sink("avro-dlq", &sink_file, "raw");
     sink["config"]["value.converter"] = json!("io.confluent.connect.avro.AvroConverter");
@@ -877,33 +909,9 @@ async fn avro_converter_sends_records_it_cannot_read_to_the_dead_letter_queue() 
     sink["config"]["errors.deadletterqueue.topic.name"] = json!("raw-dlq");
     sink["config"]["errors.deadletterqueue.context.headers.enable"] = json!(true);
     common::create_through(&r.api, sink).await;
-    let dlq = common::wait_for(
-        "both records in the dead letter queue",
-        DEADLINE,
-        || async {
-            let (status, body) = r
-                .api
-                .get("/topics/raw-dlq/partitions/0/records?offset=0&metadata=true")
-                .await
-                .ok()?;
-            (status == 200 && body.as_array().is_some_and(|a| a.len() == 2)).then_some(body)
-        },
-    )
-    .await;
-    let message = |record: &Json| {
-        let header = record["headers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["key"] == "__connect.errors.exception.message")
-            .unwrap_or_else(|| panic!("no exception message in {record}"));
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(header["value"].as_str().unwrap())
-            .unwrap();
-        String::from_utf8(bytes).unwrap()
-    };
-    assert!(message(&dlq[0]).contains("Unknown magic byte!"), "{dlq}");
-    assert!(message(&dlq[1]).contains("schema ID 99"), "{dlq}");
+    let dlq = r.dead_letter_messages("raw-dlq", 2).await;
+    assert!(dlq[0].contains("Unknown magic byte!"), "{dlq:?}");
+    assert!(dlq[1].contains("schema ID 99"), "{dlq:?}");
     let status = r.api.get("/connectors/avro-dlq/status").await.unwrap().1;
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
     r.stop().await;

@@ -6,7 +6,9 @@
 //! dead letter queue (`json.fail.invalid.schema`), and `oneOf` properties read as `OneOf` structs.
 
 use reqwest::Method;
-use serde_json::{json, Value as Json};
+use serde_json::json;
+#[cfg(feature = "kafka-listener")]
+use serde_json::Value as Json;
 
 use crate::common::{self, DEADLINE};
 #[cfg(feature = "kafka-listener")]
@@ -155,23 +157,10 @@ async fn json_schemas_register_canonically_and_invalid_ones_are_refused() {
 /// task running and routes the record there.
 #[tokio::test]
 async fn json_schema_converter_sends_records_it_cannot_read_to_the_dead_letter_queue() {
-    use base64::Engine as _;
     let dir = common::tempdir();
     let r = RegistryWorker::start(dir.path(), &[]).await;
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    let records = json!({"records": [
-        {"value": b64(b"{\"plain\":\"json\"}")},
-        {"value": b64(b"\x00\x00\x00\x00\x63{}")},
-    ]});
-    let answer = r
-        .api
-        .request(Method::POST, "/topics/raw")
-        .header("content-type", "application/vnd.kafka.binary.v2+json")
-        .body(records.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
+    r.produce_binary("raw", &[b"{\"plain\":\"json\"}", b"\x00\x00\x00\x00\x63{}"])
+        .await;
     let mut sink = common::file_sink("json-dlq", &dir.path().join("out.txt"), "raw");
     sink["config"]["value.converter"] = json!(CONVERTER);
     sink["config"]["value.converter.schema.registry.url"] = json!(r.registry);
@@ -179,33 +168,9 @@ async fn json_schema_converter_sends_records_it_cannot_read_to_the_dead_letter_q
     sink["config"]["errors.deadletterqueue.topic.name"] = json!("raw-dlq");
     sink["config"]["errors.deadletterqueue.context.headers.enable"] = json!(true);
     common::create_through(&r.api, sink).await;
-    let dlq = common::wait_for(
-        "both records in the dead letter queue",
-        DEADLINE,
-        || async {
-            let (status, body) = r
-                .api
-                .get("/topics/raw-dlq/partitions/0/records?offset=0&metadata=true")
-                .await
-                .ok()?;
-            (status == 200 && body.as_array().is_some_and(|a| a.len() == 2)).then_some(body)
-        },
-    )
-    .await;
-    let message = |record: &Json| {
-        let header = record["headers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["key"] == "__connect.errors.exception.message")
-            .unwrap_or_else(|| panic!("no exception message in {record}"));
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(header["value"].as_str().unwrap())
-            .unwrap();
-        String::from_utf8(bytes).unwrap()
-    };
-    assert!(message(&dlq[0]).contains("Unknown magic byte!"), "{dlq}");
-    assert!(message(&dlq[1]).contains("schema ID 99"), "{dlq}");
+    let dlq = r.dead_letter_messages("raw-dlq", 2).await;
+    assert!(dlq[0].contains("Unknown magic byte!"), "{dlq:?}");
+    assert!(dlq[1].contains("schema ID 99"), "{dlq:?}");
     let status = r.api.get("/connectors/json-dlq/status").await.unwrap().1;
     assert_eq!(status["tasks"][0]["state"], "RUNNING", "{status}");
     r.stop().await;

@@ -180,22 +180,15 @@ async fn protobuf_converter_sends_records_it_cannot_read_to_the_dead_letter_queu
     let other = json!({"schemaType": "PROTOBUF", "schema": "syntax = \"proto3\";\nmessage A { int32 x = 1; }"});
     let (_, body) = r.post("/subjects/raw-value/versions", other).await;
     let id = u8::try_from(body["id"].as_i64().unwrap()).unwrap();
-    use base64::Engine as _;
-    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    let records = json!({"records": [
-        {"value": b64(b"plain text")},
-        {"value": b64(&[0, 0, 0, 0, 99, 0, 8, 1])},
-        {"value": b64(&[0, 0, 0, 0, id, 2, 10])},
-    ]});
-    let answer = r
-        .api
-        .request(reqwest::Method::POST, "/topics/raw")
-        .header("content-type", "application/vnd.kafka.binary.v2+json")
-        .body(records.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 200);
+    r.produce_binary(
+        "raw",
+        &[
+            b"plain text",
+            &[0, 0, 0, 0, 99, 0, 8, 1],
+            &[0, 0, 0, 0, id, 2, 10],
+        ],
+    )
+    .await;
     let sink_file = dir.path().join("out.txt");
     let mut sink = common::file_sink("pb-dlq", &sink_file, "raw");
     sink["config"]["value.converter"] = json!("ProtobufConverter");
@@ -204,34 +197,10 @@ async fn protobuf_converter_sends_records_it_cannot_read_to_the_dead_letter_queu
     sink["config"]["errors.deadletterqueue.topic.name"] = json!("raw-dlq");
     sink["config"]["errors.deadletterqueue.context.headers.enable"] = json!(true);
     common::create_through(&r.api, sink).await;
-    let dlq = common::wait_for(
-        "three records in the dead letter queue",
-        DEADLINE,
-        || async {
-            let (status, body) = r
-                .api
-                .get("/topics/raw-dlq/partitions/0/records?offset=0&metadata=true")
-                .await
-                .ok()?;
-            (status == 200 && body.as_array().is_some_and(|a| a.len() == 3)).then_some(body)
-        },
-    )
-    .await;
-    let message = |record: &Json| {
-        let header = record["headers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|h| h["key"] == "__connect.errors.exception.message")
-            .unwrap_or_else(|| panic!("no exception message in {record}"));
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(header["value"].as_str().unwrap())
-            .unwrap();
-        String::from_utf8(bytes).unwrap()
-    };
-    assert!(message(&dlq[0]).contains("Unknown magic byte!"), "{dlq}");
-    assert!(message(&dlq[1]).contains("schema ID 99"), "{dlq}");
-    let bad_index = message(&dlq[2]);
+    let dlq = r.dead_letter_messages("raw-dlq", 3).await;
+    assert!(dlq[0].contains("Unknown magic byte!"), "{dlq:?}");
+    assert!(dlq[1].contains("schema ID 99"), "{dlq:?}");
+    let bad_index = &dlq[2];
     assert!(
         bad_index.contains(&format!("schema ID {id}")) && bad_index.contains("message ind"),
         "{bad_index}"
